@@ -1,0 +1,32 @@
+"""mini_agent: chapter 34's session on disk and context for the model, in Python.
+
+The session file is complete and auditable; the context sent to the model is trimmed to a
+character budget. Two states, two pipelines, joined only by `run_agent`.
+"""
+
+from .agent import run_agent
+from .context import ContextBudgetError, context_units, estimate_context_chars, trim_context
+from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, to_record
+from .model_client import ScriptedClient
+from .session import SessionFormatError, append_session, load_session, parse_session_message
+from .tools import Tool
+
+__all__ = [
+    "AssistantMessage",
+    "ContextBudgetError",
+    "Message",
+    "ScriptedClient",
+    "SessionFormatError",
+    "Tool",
+    "ToolCall",
+    "ToolMessage",
+    "UserMessage",
+    "append_session",
+    "context_units",
+    "estimate_context_chars",
+    "load_session",
+    "parse_session_message",
+    "run_agent",
+    "to_record",
+    "trim_context",
+]

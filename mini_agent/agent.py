@@ -1,0 +1,87 @@
+"""The agent loop: the only place where the session on disk and the model's context meet.
+
+Chapter 34, section "会话与上下文的责任边界".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .context import check_budget, trim_context
+from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from .model_client import ModelClient, collect
+from .session import PathLike, append_session, load_session
+from .tools import Tool
+
+DEFAULT_MAX_TURNS = 20
+
+
+class AgentTurnLimitError(RuntimeError):
+    """The model kept calling tools past the turn bound."""
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """The final assistant message and every message in memory (loaded ones included)."""
+
+    final: AssistantMessage
+    messages: tuple[Message, ...]
+
+
+def run_tool(tools_by_name: dict[str, Tool], call: ToolCall) -> ToolMessage:
+    """Run one call; an unknown name or a failing tool becomes an error result, not a crash."""
+    tool = tools_by_name.get(call.name)
+    if tool is None:
+        return ToolMessage(call.id, f"unknown tool: {call.name}", is_error=True)
+    try:
+        output = tool.run(call.input)
+    except Exception as err:  # the model should see the failure and may try again
+        return ToolMessage(call.id, f"{type(err).__name__}: {err}", is_error=True)
+    if not isinstance(output, str):
+        return ToolMessage(
+            call.id, f"tool {call.name} returned {type(output).__name__}, not str", is_error=True
+        )
+    return ToolMessage(call.id, output)
+
+
+def run_agent(
+    prompt: str,
+    *,
+    client: ModelClient,
+    tools: Sequence[Tool] = (),
+    session_path: PathLike | None = None,
+    context_max_chars: int | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+) -> AgentResult:
+    """Run one prompt to a final answer.
+
+    With `session_path`, the session is loaded first and every message is appended to it;
+    with `context_max_chars`, each model request gets `trim_context(messages, budget)`.
+    """
+    if context_max_chars is not None:
+        check_budget(context_max_chars)
+    if max_turns < 1:
+        raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+    tools_by_name = {tool.name: tool for tool in tools}
+    if len(tools_by_name) != len(tools):
+        raise ValueError("tool names must be unique")
+    messages: list[Message] = load_session(session_path) if session_path is not None else []
+
+    def record(message: Message) -> None:
+        messages.append(message)
+        if session_path is not None:
+            append_session(session_path, message)
+
+    record(UserMessage(prompt))
+    for _ in range(max_turns):
+        context = (
+            messages if context_max_chars is None else trim_context(messages, context_max_chars)
+        )
+        assistant = collect(client.stream(list(context), tools))
+        record(assistant)
+        if not assistant.tool_calls:
+            return AgentResult(assistant, tuple(messages))
+        for call in assistant.tool_calls:
+            record(run_tool(tools_by_name, call))
+    raise AgentTurnLimitError(f"agent stopped after {max_turns} model turns without a final answer")

@@ -1,0 +1,108 @@
+"""The context sent to the model: whole message units, newest first, within a character budget.
+
+Chapter 34, sections "上下文单元而不是消息切片", "单位构造的逐步过程" and
+"字符预算的正常和失败路径". The result equals the chapter's algorithm's, quirks included,
+but costs time in proportion to what is kept, not to the length of the history.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+
+from .messages import AssistantMessage, Message, ToolMessage
+
+SMALLEST_UNIT_TOO_BIG = "context budget cannot contain the smallest consistent message unit"
+EMPTY_CONTEXT = "context budget cannot be empty"
+
+
+class ContextBudgetError(ValueError):
+    """The budget cannot hold a consistent, non-empty context."""
+
+
+def _chars(messages: Sequence[Message], index: int) -> int:
+    try:
+        return messages[index].record_chars
+    except (TypeError, ValueError, RecursionError) as err:
+        raise ValueError(f"message {index} cannot be serialized to JSON: {err}") from err
+
+
+def check_budget(max_chars: int) -> None:
+    """A budget is a positive int (a bool is not)."""
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int):
+        raise TypeError(f"max_chars must be an int, not {type(max_chars).__name__}")
+    if max_chars <= 0:
+        raise ValueError(f"max_chars must be positive, got {max_chars}")
+
+
+def estimate_context_chars(messages: Sequence[Message]) -> int:
+    """Characters these messages occupy in a session file: each JSON line plus its newline.
+
+    Characters are code points, not tokens (and not JavaScript's UTF-16 units).
+    """
+    return sum(_chars(messages, index) for index in range(len(messages)))
+
+
+def _unit_starts(messages: Sequence[Message]) -> Iterator[int]:
+    """Start index of each unit, newest unit first; a unit ends where the previous one began.
+
+    A tool result joins the nearest earlier assistant that declares its call id, together
+    with everything in between; a tool result with no such assistant stays alone.
+    Declarations are indexed while scanning back, so each message is looked at once.
+    """
+    declared: dict[str, deque[int]] = {}  # call id -> declaring assistants, nearest first
+    scanned = len(messages)  # messages[scanned:] are indexed or no longer needed
+    index = len(messages) - 1
+    while index >= 0:
+        message = messages[index]
+        start = index
+        if isinstance(message, ToolMessage):
+            scanned = min(scanned, index)
+            wanted = message.tool_call_id
+            found = declared.get(wanted)
+            while found and found[0] >= index:
+                found.popleft()  # inside a unit already taken
+            while not found and scanned > 0:
+                scanned -= 1
+                candidate = messages[scanned]
+                if isinstance(candidate, AssistantMessage):
+                    for call in candidate.tool_calls:
+                        declared.setdefault(call.id, deque()).append(scanned)
+                found = declared.get(wanted)
+            if found:
+                start = found[0]
+        yield start
+        index = start - 1
+
+
+def context_units(messages: Sequence[Message]) -> list[list[Message]]:
+    """The consistent units of the history, oldest first (the chapter's `units`)."""
+    units: list[list[Message]] = []
+    end = len(messages)
+    for start in _unit_starts(messages):
+        units.append(list(messages[start:end]))
+        end = start
+    units.reverse()
+    return units
+
+
+def trim_context(messages: Sequence[Message], max_chars: int) -> list[Message]:
+    """The newest whole units whose total estimate stays within `max_chars`.
+
+    Raises `ContextBudgetError` when the newest unit alone does not fit, or when there is
+    nothing to send: an empty or half context is never returned.
+    """
+    check_budget(max_chars)
+    used = 0
+    kept_from = end = len(messages)
+    for start in _unit_starts(messages):
+        size = sum(_chars(messages, index) for index in range(start, end))
+        if used + size > max_chars:
+            if kept_from == len(messages):
+                raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
+            break
+        used += size
+        kept_from = end = start
+    if kept_from == len(messages):
+        raise ContextBudgetError(EMPTY_CONTEXT)
+    return list(messages[kept_from:])

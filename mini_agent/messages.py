@@ -1,0 +1,126 @@
+"""The three messages of a session and their one on-disk form (one JSON object per line).
+
+Key names, key order and the serialisation settings live here and nowhere else, so that a
+session file written by this package and one written by the chapter's TypeScript code are
+the same format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar, Literal, TypeAlias
+
+JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
+"""Any JSON value, as `json.loads` returns it."""
+
+Role = Literal["user", "assistant", "tool"]
+
+# The chapter's on-disk keys (camelCase, as JavaScript writes them).
+ROLE, CONTENT, TOOL_CALLS, TOOL_CALL_ID, IS_ERROR = (
+    "role",
+    "content",
+    "toolCalls",
+    "toolCallId",
+    "isError",
+)
+CALL_ID, CALL_NAME, CALL_INPUT = "id", "name", "input"
+
+# JSON.stringify's form: no spaces, non-ASCII as itself, no NaN/Infinity.
+_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_surrogate = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call an assistant asks for; `input` may be any JSON value, `None` included."""
+
+    id: str
+    name: str
+    input: JSON
+
+
+@dataclass(frozen=True)
+class _MessageBase:
+    role: ClassVar[Role]
+
+    @cached_property
+    def record_chars(self) -> int:
+        """Characters of this message's line in a session file, newline included.
+
+        Cached: messages are immutable, so a long-running agent measures each one once.
+        """
+        return len(record_line(self)) + 1  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class UserMessage(_MessageBase):
+    content: str
+    role: ClassVar[Literal["user"]] = "user"
+
+
+@dataclass(frozen=True)
+class AssistantMessage(_MessageBase):
+    content: str
+    tool_calls: Sequence[ToolCall] = field(default=())
+    role: ClassVar[Literal["assistant"]] = "assistant"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool_calls, tuple):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+
+
+@dataclass(frozen=True)
+class ToolMessage(_MessageBase):
+    tool_call_id: str
+    content: str
+    is_error: bool = False
+    role: ClassVar[Literal["tool"]] = "tool"
+
+
+Message: TypeAlias = UserMessage | AssistantMessage | ToolMessage
+
+
+def to_record(message: Message) -> dict[str, JSON]:
+    """The dict written to disk: the chapter's keys, in the order role, content, own fields."""
+    if isinstance(message, UserMessage):
+        return {ROLE: "user", CONTENT: message.content}
+    if isinstance(message, AssistantMessage):
+        calls: list[JSON] = [
+            {CALL_ID: call.id, CALL_NAME: call.name, CALL_INPUT: call.input}
+            for call in message.tool_calls
+        ]
+        return {ROLE: "assistant", CONTENT: message.content, TOOL_CALLS: calls}
+    if isinstance(message, ToolMessage):
+        return {
+            ROLE: "tool",
+            CONTENT: message.content,
+            TOOL_CALL_ID: message.tool_call_id,
+            IS_ERROR: message.is_error,
+        }
+    raise TypeError(f"not a session message: {type(message).__name__}")
+
+
+def dumps_json(value: Any) -> str:
+    """`JSON.stringify(value)`: compact, non-ASCII as itself, lone surrogates escaped.
+
+    Raises `TypeError`, `ValueError` or `RecursionError` for what JSON cannot hold
+    (a set, an object, NaN, a cycle).
+    """
+    text = _encoder.encode(value)
+    if not text.isascii() and _surrogate.search(text):
+        # A raw surrogate cannot be written as UTF-8; JavaScript escapes it, and so do we.
+        text = _surrogate.sub(_escape_surrogate, text)
+    return text
+
+
+def record_line(message: Message) -> str:
+    """The message's line in a session file, without the newline."""
+    return dumps_json(to_record(message))

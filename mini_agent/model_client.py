@@ -1,0 +1,79 @@
+"""The model behind the loop: a streaming protocol, and a scripted client for tests and notebooks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeAlias
+
+from .messages import AssistantMessage, Message, ToolCall
+from .tools import Tool
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the assistant's text, as it streams in."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """One complete tool call the assistant asks for."""
+
+    call: ToolCall
+
+
+StreamEvent: TypeAlias = TextDelta | ToolCallEvent
+
+
+class ModelClient(Protocol):
+    """The chapter's `client.stream`: one model request, answered as a stream of events."""
+
+    def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
+        """Send `messages` (the possibly trimmed context) and stream the reply."""
+        ...
+
+
+def collect(events: Iterable[StreamEvent]) -> AssistantMessage:
+    """Assemble a finished stream into one assistant message."""
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    for event in events:
+        if isinstance(event, TextDelta):
+            text.append(event.text)
+        else:
+            calls.append(event.call)
+    return AssistantMessage("".join(text), tuple(calls))
+
+
+class ScriptExhaustedError(RuntimeError):
+    """A `ScriptedClient` was asked for more replies than it was given."""
+
+
+class ScriptedClient:
+    """Replays one scripted assistant reply per model request and keeps every request."""
+
+    def __init__(self, turns: Sequence[AssistantMessage]) -> None:
+        self.turns = tuple(turns)
+        self.requests: list[list[Message]] = []
+
+    def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
+        number = len(self.requests)
+        self.requests.append(list(messages))  # a copy, as sent
+        if number >= len(self.turns):
+            raise ScriptExhaustedError(
+                f"scripted client has no reply for request {number + 1}: "
+                f"only {len(self.turns)} turn(s) were scripted"
+            )
+        reply = self.turns[number]
+        return iter(_events(reply))
+
+    def __repr__(self) -> str:
+        return f"ScriptedClient({len(self.turns)} turns, {len(self.requests)} requests so far)"
+
+
+def _events(reply: AssistantMessage) -> list[StreamEvent]:
+    events: list[StreamEvent] = [TextDelta(reply.content)] if reply.content else []
+    events.extend(ToolCallEvent(call) for call in reply.tool_calls)
+    return events

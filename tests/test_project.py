@@ -1,0 +1,65 @@
+"""The project's promises that are not code: the pinned API, and one dependency list."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+import mini_agent
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PINNED_API = {
+    "UserMessage", "AssistantMessage", "ToolMessage", "ToolCall", "Message",
+    "to_record",
+    "parse_session_message", "load_session", "append_session",
+    "SessionFormatError",
+    "estimate_context_chars", "context_units", "trim_context",
+    "ContextBudgetError",
+    "run_agent", "ScriptedClient", "Tool",
+}  # fmt: skip
+
+
+def test_the_public_api_is_exactly_the_pinned_one() -> None:
+    assert set(mini_agent.__all__) == PINNED_API
+    public = {name for name in vars(mini_agent) if not name.startswith("_")}
+    modules = {"agent", "context", "messages", "model_client", "session", "tools"}
+    assert public - modules - {"annotations"} == PINNED_API
+
+
+def test_the_package_ships_its_type_marker() -> None:
+    assert (ROOT / "mini_agent" / "py.typed").exists()
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~ \[]", requirement, maxsplit=1)[0].lower()
+
+
+def test_environment_yml_names_the_same_dependencies_as_pyproject() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"]
+    every = extras["notebooks"] + extras["test"] + project["dependencies"]
+    wanted = sorted(dep.split(";")[0] for dep in every)  # conda has no environment markers
+    environment = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    conda = [dep for dep in environment["dependencies"] if isinstance(dep, str)]
+    pip = next(dep["pip"] for dep in environment["dependencies"] if isinstance(dep, dict))
+    named = sorted(dep for dep in conda if _name(dep) not in {"python", "pip"})
+    assert [d.replace(" ", "") for d in named] == [d.replace(" ", "") for d in wanted]
+    assert pip == ["--editable ."]
+    python = next(dep for dep in conda if _name(dep) == "python")
+    assert python.removeprefix("python") == project["requires-python"]
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "make test" in readme and "make lab" in readme
+    assert ci.strip().splitlines()[-1] == "exec make test"

@@ -1,0 +1,108 @@
+"""Hypothesis: random histories against the chapter's literal algorithm, and disk round trips."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mini_agent import (
+    AssistantMessage,
+    ContextBudgetError,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    append_session,
+    context_units,
+    estimate_context_chars,
+    load_session,
+    trim_context,
+)
+from mini_agent.messages import JSON, record_line
+
+from .chapter_reference import literal_estimate, literal_trim, literal_units
+
+# Text that stresses the format: line separators JSON carries raw, CJK, emoji, quotes,
+# and lone high surrogates (two highs never pair up, so they round-trip).
+tricky = st.sampled_from(
+    ["\n", "\r", "\r\n", "\u2028", "\x85", "\x00", '"', "\\", "中文", "😀", "\ud800", "\udbff"]
+)
+text = st.lists(st.one_of(st.text(max_size=8), tricky), max_size=4).map("".join)
+json_values: st.SearchStrategy[JSON] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(text, children, max_size=3),
+    max_leaves=8,
+)
+# A small pool of ids makes repeats, orphans and interleavings common.
+call_ids = st.sampled_from(["a", "b", "c", "d"])
+tool_calls = st.builds(ToolCall, call_ids, st.sampled_from(["read", "grep"]), json_values)
+messages: st.SearchStrategy[Message] = st.one_of(
+    st.builds(UserMessage, text),
+    st.builds(AssistantMessage, text, st.lists(tool_calls, max_size=3).map(tuple)),
+    st.builds(ToolMessage, call_ids, text, st.booleans()),
+)
+histories = st.lists(messages, max_size=25)
+
+
+@given(histories.filter(bool))
+def test_every_message_round_trips_through_disk_byte_for_byte(history: list[Message]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        first, second = Path(folder, "first.jsonl"), Path(folder, "second.jsonl")
+        for message in history:
+            append_session(first, message)
+        expected = "".join(record_line(m) + "\n" for m in history).encode()
+        assert first.read_bytes() == expected
+        loaded = load_session(first)
+        assert loaded == history
+        for message in loaded:
+            append_session(second, message)
+        assert second.read_bytes() == expected
+
+
+@given(histories)
+def test_estimate_equals_the_literal_one(history: list[Message]) -> None:
+    assert estimate_context_chars(history) == literal_estimate(history)
+
+
+@given(histories)
+def test_units_equal_the_literal_algorithms(history: list[Message]) -> None:
+    assert context_units(history) == literal_units(history)
+
+
+def outcome(trim: object, history: list[Message], budget: int) -> object:
+    try:
+        return trim(history, budget)  # type: ignore[operator]
+    except ContextBudgetError as err:
+        return str(err)
+
+
+@given(histories, st.integers(min_value=1, max_value=3000))
+def test_trim_equals_the_literal_algorithm(history: list[Message], budget: int) -> None:
+    assert outcome(trim_context, history, budget) == outcome(literal_trim, history, budget)
+
+
+@given(histories.filter(bool), st.integers(min_value=1, max_value=3000))
+def test_trim_keeps_a_suffix_of_whole_units_within_budget(
+    history: list[Message], budget: int
+) -> None:
+    try:
+        kept = trim_context(history, budget)
+    except ContextBudgetError:
+        newest_unit = context_units(history)[-1]
+        assert estimate_context_chars(newest_unit) > budget
+        return
+    assert kept and kept == history[len(history) - len(kept) :]
+    assert estimate_context_chars(kept) <= budget
+    starts: set[int] = set()
+    offset = 0
+    for unit in context_units(history):
+        starts.add(offset)
+        offset += len(unit)
+    assert len(history) - len(kept) in starts
