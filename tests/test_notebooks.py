@@ -1,0 +1,106 @@
+"""Guards beside nbval: strict nbval checks nothing in a cell saved without outputs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SANITIZE = ROOT / "notebooks" / "sanitize.cfg"
+
+NOISE = {
+    "temp path": re.compile(r"/tmp/|tmp[a-z0-9_]{8}"),
+    "memory address": re.compile(r" at 0x[0-9a-f]+"),
+    "timing": re.compile(r"\b\d+(\.\d+)? ?(ms|µs|seconds?)\b"),
+}
+
+
+def load(path: Path) -> dict[str, Any]:
+    notebook: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return notebook
+
+
+def code_cells(path: Path) -> list[dict[str, Any]]:
+    return [cell for cell in load(path)["cells"] if cell["cell_type"] == "code"]
+
+
+def output_text(cell: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream":
+            parts.append("".join(output["text"]))
+        elif output["output_type"] == "error":
+            parts.append(f"{output['ename']}: {output['evalue']}")
+        else:
+            for kind in ("text/plain", "text/html"):
+                value = output.get("data", {}).get(kind, "")
+                parts.append(value if isinstance(value, str) else "".join(value))
+    return "\n".join(parts)
+
+
+def tags(cell: dict[str, Any]) -> list[str]:
+    found: list[str] = cell.get("metadata", {}).get("tags", [])
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_every_code_cell_was_executed_in_order(path: Path) -> None:
+    counts = [cell["execution_count"] for cell in code_cells(path)]
+    assert counts == list(range(1, len(counts) + 1)), "Restart & Run All, then save"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_notebook_carries_its_outputs(path: Path) -> None:
+    cells = code_cells(path)
+    assert cells, "a notebook without code proves nothing"
+    with_output = [cell for cell in cells if cell["outputs"]]
+    assert len(with_output) >= len(cells) // 2, "most cells should show what they do"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_errors_are_shown_only_where_tagged(path: Path) -> None:
+    for cell in code_cells(path):
+        errored = any(output["output_type"] == "error" for output in cell["outputs"])
+        assert errored == ("raises-exception" in tags(cell)), "".join(cell["source"])[:80]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_no_run_to_run_noise_in_stored_outputs(path: Path) -> None:
+    for cell in code_cells(path):
+        if "nbval-ignore-output" in tags(cell):
+            continue
+        text = output_text(cell)
+        for name, pattern in NOISE.items():
+            assert not pattern.search(text), f"{name} in output of: {''.join(cell['source'])[:80]}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_notebooks_import_the_package_rather_than_redefine_it(path: Path) -> None:
+    from mini_agent import __all__ as public
+
+    for cell in code_cells(path):
+        source = "".join(cell["source"])
+        for name in public:
+            assert not re.search(rf"^(def|class) {name}\b", source, re.M), name
+
+
+def sanitize_pairs() -> list[tuple[str, str]]:
+    lines = [line for line in SANITIZE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("#")]
+    assert len(lines) % 2 == 0
+    pairs = list(zip(lines[::2], lines[1::2], strict=True))
+    for regex, replace in pairs:
+        assert regex.startswith("regex: ") and replace.startswith("replace: ")
+    return [(regex[len("regex: ") :], replace[len("replace: ") :]) for regex, replace in pairs]
+
+
+def test_the_sanitizer_is_well_formed_and_matches_what_it_is_for() -> None:
+    samples = ["/tmp/tmpab12cd34/session.jsonl", "<object at 0x7f3a2b1c9d80>"]
+    pairs = sanitize_pairs()
+    for sample in samples:
+        assert any(re.search(regex, sample) for regex, _ in pairs), sample

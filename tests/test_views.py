@@ -1,0 +1,86 @@
+"""views.py: what notebooks show, in plain text (what nbval compares) and HTML."""
+
+from __future__ import annotations
+
+from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from mini_agent.views import SessionView, TrimView, UnitsView, label, shorten
+
+from .helpers import multi_tool_history
+
+
+def history() -> list[Message]:
+    return [UserMessage("old question"), *multi_tool_history()]
+
+
+def test_labels_name_calls_results_and_errors() -> None:
+    user, assistant, tool_a, _ = multi_tool_history()
+    assert [label(user), label(assistant), label(tool_a)] == ["user", "assistant(a,b)", "tool a"]
+    assert label(ToolMessage("x", "boom", is_error=True)) == "tool x!"
+    assert label(AssistantMessage("plain")) == "assistant"
+
+
+def test_shorten_makes_control_characters_visible_and_clips() -> None:
+    assert shorten("a\nb\tc\x00") == "a\\nb\\tc\\u0000"
+    assert shorten("x" * 100, 10) == "x" * 9 + "…"
+    assert shorten("中文😀") == "中文😀"
+
+
+def test_session_view_lists_every_message() -> None:
+    assert repr(SessionView(multi_tool_history())) == "\n".join(
+        [
+            "4 messages, 353 chars",
+            "  [0] user             read two files",
+            '  [1] assistant(a,b)   reading both → a:read({"path":"a.txt"}), b:read({"path":"b.txt"})',
+            "  [2] tool a           contents of a",
+            "  [3] tool b           contents of b",
+        ]
+    )
+
+
+def test_units_view_boxes_each_unit() -> None:
+    view = UnitsView.of(history())
+    assert repr(view) == "\n".join(
+        [
+            "3 units",
+            "  unit 1: [user]  41 chars",
+            "  unit 2: [user]  43 chars",
+            "  unit 3: [assistant(a,b) | tool a | tool b]  310 chars",
+        ]
+    )
+    assert view._repr_html_().count("border-radius:6px") == 3  # one box per unit
+
+
+def test_trim_view_marks_kept_and_dropped_units() -> None:
+    view = TrimView(history(), 360)
+    assert view.kept == history()[1:]
+    assert view.error is None
+    assert repr(view).splitlines() == [
+        "budget 360 chars: kept 2 of 3 units, 4 of 5 messages, 353 chars used",
+        "  dropped unit 1: [user]  41 chars",
+        "  kept    unit 2: [user]  43 chars",
+        "  kept    unit 3: [assistant(a,b) | tool a | tool b]  310 chars",
+    ]
+
+
+def test_trim_view_shows_the_chapters_error_when_nothing_fits() -> None:
+    view = TrimView(history(), 100)
+    assert view.kept is None
+    assert view.summary() == (
+        "budget 100 chars: context budget cannot contain the smallest consistent message unit"
+    )
+    assert "#dc2626" in view._repr_html_()
+
+
+def test_html_is_escaped() -> None:
+    html = SessionView([UserMessage("<script>alert(1)</script>")])._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_error_results_are_flagged_in_html() -> None:
+    html = SessionView([ToolMessage("a", "boom", is_error=True)])._repr_html_()
+    assert "isError" in html
+
+
+def test_tool_inputs_are_shown_compactly() -> None:
+    message = AssistantMessage("", (ToolCall("a", "grep", {"pattern": "x" * 50}),))
+    assert repr(SessionView([message])).splitlines()[1].endswith("…)")
