@@ -47,7 +47,7 @@ def _name(requirement: str) -> str:
 def test_environment_yml_names_the_same_dependencies_as_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
-    every = extras["notebooks"] + extras["test"] + project["dependencies"]
+    every = [dep for extra in extras.values() for dep in extra] + project["dependencies"]
     wanted = sorted(dep.split(";")[0] for dep in every)  # conda has no environment markers
     environment = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
     conda = [dep for dep in environment["dependencies"] if isinstance(dep, str)]
