@@ -5,12 +5,12 @@ Chapter 34, section "会话与上下文的责任边界".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .context import check_budget, trim_context
 from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from .model_client import ModelClient, collect
+from .model_client import ModelClient, collect_reply
 from .session import PathLike, append_session, load_session
 from .tools import Tool
 
@@ -29,11 +29,16 @@ class AgentResult:
     messages: tuple[Message, ...]
 
 
-def run_tool(tools_by_name: dict[str, Tool], call: ToolCall) -> ToolMessage:
-    """Run one call; an unknown name or a failing tool becomes an error result, not a crash."""
+def run_tool(
+    tools_by_name: dict[str, Tool], call: ToolCall, input_error: str | None = None
+) -> ToolMessage:
+    """Run one call; an unknown name, an unreadable input (`input_error`, found by the model
+    client) or a failing tool becomes an error result, not a crash."""
     tool = tools_by_name.get(call.name)
     if tool is None:
         return ToolMessage(call.id, f"unknown tool: {call.name}", is_error=True)
+    if input_error is not None:
+        return ToolMessage(call.id, input_error, is_error=True)
     try:
         output = tool.run(call.input)
     except Exception as err:  # the model should see the failure and may try again
@@ -53,11 +58,15 @@ def run_agent(
     session_path: PathLike | None = None,
     context_max_chars: int | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    on_request: Callable[[Sequence[Message], Sequence[Message]], None] | None = None,
 ) -> AgentResult:
     """Run one prompt to a final answer.
 
     With `session_path`, the session is loaded first and every message is appended to it;
     with `context_max_chars`, each model request gets `trim_context(messages, budget)`.
+    `on_request(messages, context)` is called before each model request with every message
+    in memory (with a session path: exactly what is on disk) and the context about to be sent.
+    A model request that fails raises here and records nothing of its reply.
     """
     if context_max_chars is not None:
         check_budget(context_max_chars)
@@ -78,10 +87,13 @@ def run_agent(
         context = (
             messages if context_max_chars is None else trim_context(messages, context_max_chars)
         )
-        assistant = collect(client.stream(list(context), tools))
+        if on_request is not None:
+            on_request(tuple(messages), tuple(context))
+        reply = collect_reply(client.stream(list(context), tools))  # the whole reply, or raise
+        assistant = reply.message
         record(assistant)
         if not assistant.tool_calls:
             return AgentResult(assistant, tuple(messages))
-        for call in assistant.tool_calls:
-            record(run_tool(tools_by_name, call))
+        for call, input_error in zip(assistant.tool_calls, reply.input_errors, strict=True):
+            record(run_tool(tools_by_name, call, input_error))
     raise AgentTurnLimitError(f"agent stopped after {max_turns} model turns without a final answer")

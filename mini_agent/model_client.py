@@ -19,9 +19,15 @@ class TextDelta:
 
 @dataclass(frozen=True)
 class ToolCallEvent:
-    """One complete tool call the assistant asks for."""
+    """One complete tool call the assistant asks for.
+
+    `input_error` says why the call must not run (its arguments were not valid JSON, or not
+    the object the tool needs); the call's `input` then keeps the model's raw text as a
+    JSON string, so the session file shows what the model sent and still loads.
+    """
 
     call: ToolCall
+    input_error: str | None = None
 
 
 StreamEvent: TypeAlias = TextDelta | ToolCallEvent
@@ -35,16 +41,31 @@ class ModelClient(Protocol):
         ...
 
 
-def collect(events: Iterable[StreamEvent]) -> AssistantMessage:
-    """Assemble a finished stream into one assistant message."""
+@dataclass(frozen=True)
+class Reply:
+    """A finished stream: the assistant message, and per tool call why it must not run."""
+
+    message: AssistantMessage
+    input_errors: tuple[str | None, ...]  # one per tool call, in order; None: the call may run
+
+
+def collect_reply(events: Iterable[StreamEvent]) -> Reply:
+    """Assemble a finished stream into one assistant message, keeping each call's input error."""
     text: list[str] = []
     calls: list[ToolCall] = []
+    errors: list[str | None] = []
     for event in events:
         if isinstance(event, TextDelta):
             text.append(event.text)
         else:
             calls.append(event.call)
-    return AssistantMessage("".join(text), tuple(calls))
+            errors.append(event.input_error)
+    return Reply(AssistantMessage("".join(text), tuple(calls)), tuple(errors))
+
+
+def collect(events: Iterable[StreamEvent]) -> AssistantMessage:
+    """Assemble a finished stream into one assistant message."""
+    return collect_reply(events).message
 
 
 class ScriptExhaustedError(RuntimeError):

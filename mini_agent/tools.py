@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .messages import JSON
 
 
+def _any_object() -> dict[str, JSON]:
+    return {"type": "object"}
+
+
 @dataclass(frozen=True)
 class Tool:
-    """A named function the model may call; `run` gets the call's `input` and returns text."""
+    """A named function the model may call; `run` gets the call's `input` and returns text.
+
+    `parameters` is the JSON schema a live model is shown for the input (default: any object).
+    """
 
     name: str
     description: str
     run: Callable[[JSON], str]
+    parameters: dict[str, JSON] = field(default_factory=_any_object, hash=False)
 
 
 def as_object(value: JSON) -> dict[str, JSON] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from mini_agent import (
     AssistantMessage,
     ContextBudgetError,
+    Message,
     ScriptedClient,
     Tool,
     ToolCall,
@@ -185,3 +187,70 @@ def test_as_object_narrows_untrusted_input() -> None:
     assert as_object([1]) is None
     assert as_object(None) is None
     assert as_object("x") is None
+
+
+class _OneReply:
+    """A client whose every request gets the same events (no scripted text: events as given)."""
+
+    def __init__(self, *replies: list[StreamEvent]) -> None:
+        self.replies = list(replies)
+
+    def stream(self, messages: object, tools: object) -> Iterator[StreamEvent]:
+        return iter(self.replies.pop(0))
+
+
+def test_a_call_with_an_input_error_records_the_error_and_never_runs_the_tool(
+    tmp_path: Path,
+) -> None:
+    ran: list[JSON] = []
+
+    def spy_run(value: JSON) -> str:
+        ran.append(value)
+        return "ran"
+
+    spy = Tool("read", "read a file", spy_run)
+    raw = '{"path": "a'
+    bad = ToolCallEvent(ToolCall("1", "read", raw), "invalid JSON arguments for tool read: x")
+    client = _OneReply([bad], [TextDelta("sorry")])
+    session = tmp_path / "s.jsonl"
+    result = run_agent("go", client=client, tools=[spy], session_path=session)
+    assert ran == []
+    assert result.messages[1:] == (
+        AssistantMessage("", (ToolCall("1", "read", raw),)),
+        ToolMessage("1", "invalid JSON arguments for tool read: x", is_error=True),
+        AssistantMessage("sorry"),
+    )
+    assert load_session(session) == list(result.messages)
+
+
+def test_an_unknown_tool_is_reported_before_an_input_error() -> None:
+    bad = ToolCallEvent(ToolCall("1", "nope", "{"), "invalid JSON arguments for tool nope: x")
+    result = run_agent("go", client=_OneReply([bad], [TextDelta("ok")]), tools=[READ])
+    assert result.messages[2] == ToolMessage("1", "unknown tool: nope", is_error=True)
+
+
+def test_on_request_sees_every_message_and_the_trimmed_context(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    run_agent(
+        "old " * 80, client=ScriptedClient([AssistantMessage("old answer")]), session_path=session
+    )
+    seen: list[tuple[int, list[Message]]] = []
+    client = ScriptedClient(
+        [calling(ToolCall("1", "read", {"path": "a"})), AssistantMessage("done")]
+    )
+    run_agent(
+        "new",
+        client=client,
+        tools=[READ],
+        session_path=session,
+        context_max_chars=300,
+        on_request=lambda messages, context: seen.append((len(messages), list(context))),
+    )
+    assert [count for count, _ in seen] == [3, 5]  # the old prompt is still on disk ...
+    assert [context for _, context in seen] == client.requests
+    assert [len(request) for request in client.requests] == [2, 4]  # ... but no longer sent
+
+
+def test_a_tool_made_with_three_arguments_accepts_any_object() -> None:
+    assert READ.parameters == {"type": "object"}
+    assert hash(READ) == hash(Tool("read", "read a file", read_tool))
