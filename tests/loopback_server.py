@@ -1,0 +1,152 @@
+"""A model server on 127.0.0.1 for the tests: it replays recorded-style event streams.
+
+One scripted `Reply` per request, in order. Each stream chunk is written as one HTTP/1.1
+chunk, so the client really receives the reply in pieces; a reply can stall (to pass the
+client's timeout) or be cut (the connection closed mid-message). The server runs in one
+thread, which `__exit__` always stops and joins.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from types import TracebackType
+from typing import Any
+
+STALL_LIMIT = 10.0  # seconds a stalled reply waits at most, should a test forget to release it
+
+
+def sse(payload: object) -> str:
+    """One server-sent event carrying `payload` as JSON."""
+    return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+
+DONE = "data: [DONE]\n\n"
+
+
+def text_chunk(text: str) -> str:
+    return sse({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
+
+
+def call_chunk(
+    index: int, *, id: str | None = None, name: str | None = None, arguments: str = ""
+) -> str:
+    call: dict[str, Any] = {"index": index, "function": {"arguments": arguments}}
+    if id is not None:
+        call.update(id=id, type="function")
+        call["function"]["name"] = name
+    return sse({"choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]})
+
+
+def finish_chunk(reason: str) -> str:
+    return sse({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+
+
+def text_reply(*pieces: str) -> Reply:
+    """A complete plain-text reply, one chunk per piece."""
+    return Reply(chunks=[*map(text_chunk, pieces), finish_chunk("stop"), DONE])
+
+
+@dataclass
+class Reply:
+    """What the server answers to one request."""
+
+    status: int = 200
+    chunks: Sequence[str | bytes] = ()  # the event stream, one HTTP chunk each
+    body: bytes = b""  # the whole body, for an error status
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "text/event-stream"
+    stall_after: int | None = None  # wait after this many chunks (0: before the headers)
+    cut_after: int | None = None  # close the connection after this many chunks
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class LoopbackModelServer:
+    """`with LoopbackModelServer([Reply(...), ...]) as server:` — `server.base_url`."""
+
+    def __init__(self, replies: Sequence[Reply]) -> None:
+        self.replies = list(replies)
+        self.requests: list[Request] = []
+        self.release = threading.Event()  # lets stalled replies finish
+        self._server = HTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="loopback-model"
+        )  # a short poll interval: shutdown() returns quickly
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> LoopbackModelServer:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    @property
+    def stopped(self) -> bool:
+        return not self._thread.is_alive()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # keep test output clean
+
+            def do_POST(self) -> None:
+                self.close_connection = True  # one request per connection: nothing lingers
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length).decode("utf-8"))
+                server.requests.append(Request(self.path, dict(self.headers.items()), body))
+                reply = server.replies.pop(0) if server.replies else Reply(status=599)
+                if reply.stall_after == 0:
+                    server.release.wait(STALL_LIMIT)
+                    return
+                self.send_response(reply.status)
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Connection", "close")
+                if reply.status != 200:
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                    return
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for number, chunk in enumerate(reply.chunks):
+                    if number == reply.cut_after:
+                        return  # closes the connection without the final empty chunk
+                    if number == reply.stall_after:
+                        self.wfile.flush()
+                        server.release.wait(STALL_LIMIT)
+                        return
+                    data = chunk.encode("utf-8") if isinstance(chunk, str) else chunk
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+
+        return Handler
