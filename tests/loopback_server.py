@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from types import TracebackType
 from typing import Any
 
+KEY_ENV = "MINI_AGENT_TEST_KEY"  # the tests' API key variable, and a key to catch leaking
+KEY = "sk-test-secret-0123456789"
 STALL_LIMIT = 10.0  # seconds a stalled reply waits at most, should a test forget to release it
 
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -40,6 +39,8 @@ from mini_agent.tools import as_object
 
 from .loopback_server import (
     DONE,
+    KEY,
+    KEY_ENV,
     LoopbackModelServer,
     Reply,
     call_chunk,
@@ -49,8 +50,6 @@ from .loopback_server import (
     text_reply,
 )
 
-KEY_ENV = "MINI_AGENT_TEST_KEY"
-KEY = "sk-test-secret-0123456789"
 SCHEMA: dict[str, JSON] = {
     "type": "object",
     "properties": {"path": {"type": "string"}},
@@ -58,36 +57,7 @@ SCHEMA: dict[str, JSON] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No proxy, a test key, and a socket that refuses any address but 127.0.0.1."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-    monkeypatch.setenv(KEY_ENV, KEY)
-    connect = socket.socket.connect
-
-    def guarded(self: socket.socket, address: Any) -> None:
-        assert address[0] == "127.0.0.1", f"test traffic to {address[0]}"
-        connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded)
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., LoopbackModelServer]]:
-    """Start a loopback server per call; every one is stopped and joined after the test."""
-    servers: list[LoopbackModelServer] = []
-
-    def start(*replies: Reply) -> LoopbackModelServer:
-        server = LoopbackModelServer(replies).__enter__()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.__exit__(None, None, None)
-    assert all(server.stopped for server in servers)
+pytestmark = pytest.mark.usefixtures("loopback_only")
 
 
 def connect(server: LoopbackModelServer, timeout: float = 5.0) -> OpenAICompatibleClient:
