@@ -16,7 +16,7 @@ from typing import TextIO
 
 from .agent import AgentTurnLimitError, run_agent
 from .context import ContextBudgetError, estimate_context_chars
-from .messages import Message, dumps_json
+from .messages import JSON, Message, dumps_json
 from .model_client import ModelClient, StreamEvent, TextDelta
 from .openai_client import (
     DEFAULT_API_KEY_ENV,
@@ -25,7 +25,25 @@ from .openai_client import (
     OpenAICompatibleClient,
 )
 from .session import SessionFormatError, load_session
-from .tools import Tool
+from .tools import Tool, as_object
+
+
+def _count_chars(value: JSON) -> str:
+    args = as_object(value)  # untrusted model JSON: narrow first, then read the field
+    text = args.get("text") if args is not None else None
+    if not isinstance(text, str):
+        raise ValueError("count_chars needs {text: string}")
+    return str(len(text))
+
+
+DEMO_TOOLS = (
+    Tool(
+        "count_chars",
+        "Count the characters (Unicode code points) of a text.",
+        _count_chars,
+        {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    ),
+)
 
 
 def _positive_int(text: str) -> int:
@@ -72,6 +90,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="environment variable holding the API key; unset: no key is sent "
         "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--demo-tools",
+        action="store_true",
+        help="offer the model a harmless count_chars tool, so tool units appear in the session",
     )
     parser.add_argument(
         "--timeout",
@@ -159,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
                 run_agent(
                     prompt,
                     client=client,
+                    tools=DEMO_TOOLS if args.demo_tools else (),
                     session_path=session,
                     context_max_chars=budget,
                     on_request=summarise,

@@ -10,10 +10,28 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent import AssistantMessage, UserMessage, append_session, chat, load_session
+from mini_agent import (
+    AssistantMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    append_session,
+    chat,
+    load_session,
+)
 from mini_agent.messages import Message, record_line
 
-from .loopback_server import DONE, KEY, KEY_ENV, LoopbackModelServer, Reply, text_chunk, text_reply
+from .loopback_server import (
+    DONE,
+    KEY,
+    KEY_ENV,
+    LoopbackModelServer,
+    Reply,
+    call_chunk,
+    finish_chunk,
+    text_chunk,
+    text_reply,
+)
 
 pytestmark = pytest.mark.usefixtures("loopback_only")
 
@@ -182,3 +200,26 @@ def test_text_streamed_before_a_cut_is_shown_but_not_recorded(
     assert (code, out) == (1, "Half an \n")
     assert "model stream was cut before the reply was complete" in err
     assert (tmp_path / "s.jsonl").read_text(encoding="utf-8") == on_disk(UserMessage("hi"))
+
+
+def test_demo_tools_put_a_tool_unit_in_the_session(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    call = call_chunk(0, id="c1", name="count_chars", arguments='{"text": "你好"}')
+    server = serve(Reply(chunks=[call, finish_chunk("tool_calls"), DONE]), text_reply("Two."))
+    args = parse(argv(server, "--demo-tools"))
+    code, out, err = chat_with(args, "how long is 你好?\n", monkeypatch, capsys)
+    assert (code, out) == (0, "Two.\n")
+    assert '[tool call] count_chars {"text":"你好"}' in err.splitlines()
+    assert load_session(tmp_path / "s.jsonl") == [
+        UserMessage("how long is 你好?"),
+        AssistantMessage("", (ToolCall("c1", "count_chars", {"text": "你好"}),)),
+        ToolMessage("c1", "2"),
+        AssistantMessage("Two."),
+    ]
+    assert [tool["function"]["name"] for tool in server.requests[0].body["tools"]] == [
+        "count_chars"
+    ]
