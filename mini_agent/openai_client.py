@@ -25,7 +25,7 @@ from .messages import (
     dumps_json,
 )
 from .model_client import StreamEvent, TextDelta, ToolCallEvent
-from .session import record
+from .session import _decode_detail, _decoder, _json_type, record  # the same strict JSON
 from .tools import Tool
 
 try:
@@ -175,18 +175,6 @@ def sse_data(lines: Iterable[str]) -> Iterator[str]:
             data.append("")
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def _json_type(value: JSON) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
-    return "null" if value is None else names.get(type(value), "a number")
-
-
 def narrow_arguments(
     name: str, arguments: str, tools_by_name: dict[str, Tool]
 ) -> tuple[JSON, str | None]:
@@ -199,10 +187,7 @@ def narrow_arguments(
     try:
         value: JSON = _decoder.decode(arguments)
     except (ValueError, RecursionError) as err:
-        detail = (
-            f"{err.msg} (column {err.colno})" if isinstance(err, json.JSONDecodeError) else str(err)
-        )
-        return arguments, f"invalid JSON arguments for tool {name}: {detail}"
+        return arguments, f"invalid JSON arguments for tool {name}: {_decode_detail(err)}"
     tool = tools_by_name.get(name)
     if tool is not None and tool.parameters.get("type") == "object" and not isinstance(value, dict):
         return value, f"tool {name} needs a JSON object as input, got {_json_type(value)}"
