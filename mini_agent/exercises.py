@@ -241,6 +241,10 @@ LOAD_CASES: tuple[tuple[str, str | None], ...] = (
     ("line 2 JSON but not an object", f"{_USER}\n[1,2]\n"),
     ("bad line 2 not skipped, good lines after", f"{_USER}\n{{\n{_USER}\n"),
     ("physical line number after blank lines", f"{_USER}\n\n\n[1,\n"),
+    (
+        "bad record after a blank line: physical line 3",
+        f'{_USER}\n\n{{"role":"nope","content":"x"}}\n',
+    ),
 )
 """(case name, file text, or `None` for a file that does not exist)."""
 

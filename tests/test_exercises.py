@@ -152,11 +152,15 @@ def test_the_packages_loader_passes_every_case() -> None:
     assert len(report.results) == len(LOAD_CASES) + 1
 
 
-def test_the_chapters_line_count_fails_only_the_blank_lines_case() -> None:
+def test_the_chapters_line_count_fails_only_the_blank_lines_cases() -> None:
     report = check_load_session(chapter_load)
-    assert failed(report) == ["physical line number after blank lines"]
-    detail = next(result.detail for result in report.results if not result.passed)
-    assert detail.endswith("but raised ValueError: invalid session JSON at line 2")
+    assert failed(report) == [
+        "physical line number after blank lines",
+        "bad record after a blank line: physical line 3",
+    ]
+    details = [result.detail for result in report.results if not result.passed]
+    assert details[0].endswith("but raised ValueError: invalid session JSON at line 2")
+    assert details[1].endswith("but raised ValueError: invalid session record at line 2")
 
 
 def test_a_loader_that_swallows_every_os_error_fails_the_directory_case() -> None:
