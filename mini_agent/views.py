@@ -6,6 +6,8 @@ deterministic: no ids, no addresses, no timings.
 
 from __future__ import annotations
 
+import os
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -194,3 +196,124 @@ class TrimView:
         )
         colour = "#dc2626" if kept is None else "#111827"
         return f'<div><p style="color:{colour}">{escape(self.summary())}</p>{bar}{boxes}</div>'
+
+
+def _display_width(text: str) -> int:
+    # CJK characters take two columns in a monospaced font.
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _cell_text(value: object) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A small table (a chapter's table filled in live): strings as themselves, others as repr."""
+
+    columns: Sequence[str]
+    rows: Sequence[Sequence[object]]
+
+    def _cells(self) -> list[list[str]]:
+        return [[_cell_text(value) for value in row] for row in self.rows]
+
+    def __repr__(self) -> str:
+        table = [list(self.columns), *self._cells()]
+        widths = [max(_display_width(row[i]) for row in table) for i in range(len(self.columns))]
+
+        def line(row: list[str]) -> str:
+            padded = [
+                cell + " " * (width - _display_width(cell))
+                for cell, width in zip(row, widths, strict=True)
+            ]
+            return "  ".join(padded).rstrip()
+
+        rule = "  ".join("-" * width for width in widths)
+        return "\n".join([line(table[0]), rule, *(line(row) for row in table[1:])])
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th style='text-align:left'>{escape(name)}</th>" for name in self.columns)
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td style='text-align:left'><code>{escape(cell)}</code></td>" for cell in row
+            )
+            + "</tr>"
+            for row in self._cells()
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+@dataclass(frozen=True)
+class FileView:
+    """A session file as an editor shows it: physical line numbers, blank lines included.
+
+    `mark` highlights one line (say, the one an error points at). Only the file's name is
+    shown, never the directory it lives in.
+    """
+
+    text: str
+    name: str = ""
+    mark: int | None = None
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str], mark: int | None = None) -> FileView:
+        with open(path, "rb") as file:
+            text = file.read().decode("utf-8", errors="replace")
+        return cls(text, os.path.basename(os.fspath(path)), mark)
+
+    @property
+    def lines(self) -> list[str]:
+        """The physical lines; a final newline ends the last line, it does not start one."""
+        if not self.text:
+            return []
+        lines = self.text.split("\n")
+        if self.text.endswith("\n"):
+            lines.pop()
+        return lines
+
+    def summary(self) -> str:
+        lines = self.lines
+        parts = [f"{len(lines)} line{'' if len(lines) == 1 else 's'}", f"{len(self.text)} chars"]
+        if self.text and not self.text.endswith("\n"):
+            parts.append("no newline at end of file")
+        return (f"{self.name}: " if self.name else "") + ", ".join(parts)
+
+    def __repr__(self) -> str:
+        rows = [self.summary()]
+        for number, line in enumerate(self.lines, start=1):
+            pointer = ">" if number == self.mark else " "
+            rows.append(f"{pointer}{number:>3} | {line}".rstrip())
+        return "\n".join(rows)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr style='background:{'#fee2e2' if number == self.mark else 'transparent'}'>"
+            f"<td style='color:#9ca3af;text-align:right;user-select:none'>{number}</td>"
+            f"<td style='text-align:left;white-space:pre'><code>{escape(line)}</code></td></tr>"
+            for number, line in enumerate(self.lines, start=1)
+        )
+        return f"<p><b>{escape(self.summary())}</b></p><table>{rows}</table>"
+
+
+class SideBySide:
+    """Several views next to each other (one above the other in plain text)."""
+
+    def __init__(self, *panels: tuple[str, object]) -> None:
+        self.panels = panels
+
+    def __repr__(self) -> str:
+        return "\n\n".join(f"── {title} ──\n{value!r}" for title, value in self.panels)
+
+    def _repr_html_(self) -> str:
+        columns = "".join(
+            f"<div style='flex:1;min-width:0;overflow-x:auto'><h4>{escape(title)}</h4>"
+            f"{_html_of(value)}</div>"
+            for title, value in self.panels
+        )
+        return f"<div style='display:flex;gap:24px;align-items:flex-start'>{columns}</div>"
+
+
+def _html_of(value: object) -> str:
+    html = getattr(value, "_repr_html_", None)
+    return str(html()) if callable(html) else f"<pre>{escape(repr(value))}</pre>"

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from mini_agent.views import SessionView, TrimView, UnitsView, label, shorten
+from mini_agent.views import (
+    FileView,
+    SessionView,
+    SideBySide,
+    Table,
+    TrimView,
+    UnitsView,
+    label,
+    shorten,
+)
 
 from .helpers import multi_tool_history
 
@@ -84,3 +95,41 @@ def test_error_results_are_flagged_in_html() -> None:
 def test_tool_inputs_are_shown_compactly() -> None:
     message = AssistantMessage("", (ToolCall("a", "grep", {"pattern": "x" * 50}),))
     assert repr(SessionView([message])).splitlines()[1].endswith("…)")
+
+
+def test_table_aligns_chinese_and_ascii_columns() -> None:
+    table = Table(["条件", "result"], [["合法 user", UserMessage("x")], ["role 未知", None]])
+    assert repr(table).splitlines() == [
+        "条件       result",
+        "---------  ------------------------",
+        "合法 user  UserMessage(content='x')",
+        "role 未知  None",
+    ]
+    assert "<code>None</code>" in table._repr_html_()
+
+
+def test_file_view_numbers_physical_lines_and_marks_one() -> None:
+    view = FileView('{"a":1}\n\n[1,', "s.jsonl", mark=3)
+    assert repr(view).splitlines() == [
+        "s.jsonl: 3 lines, 12 chars, no newline at end of file",
+        '   1 | {"a":1}',
+        "   2 |",
+        ">  3 | [1,",
+    ]
+    assert view._repr_html_().count("#fee2e2") == 1
+
+
+def test_file_view_of_a_path_shows_only_the_file_name(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_text("x\n", encoding="utf-8")
+    view = FileView.of(path)
+    assert view.lines == ["x"]
+    assert str(tmp_path) not in repr(view) + view._repr_html_()
+    assert repr(FileView("")) == "0 lines, 0 chars"
+
+
+def test_side_by_side_shows_every_panel_in_text_and_html() -> None:
+    both = SideBySide(("disk", FileView("x\n")), ("model", [1]))
+    assert repr(both) == "── disk ──\n1 line, 2 chars\n   1 | x\n\n── model ──\n[1]"
+    html = both._repr_html_()
+    assert "<h4>disk</h4>" in html and "<pre>[1]</pre>" in html

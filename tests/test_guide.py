@@ -1,0 +1,45 @@
+"""The guide notebook maps every section of the chapter to the notebook that teaches it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+GUIDE = Path(__file__).resolve().parent.parent / "notebooks" / "00_guide.ipynb"
+
+CHAPTER_SECTIONS = [
+    "JSONL 的判别式读取",
+    "写入与恢复的正常路径",
+    "损坏记录的错误路径",
+    "上下文单元而不是消息切片",
+    "单位构造的逐步过程",
+    "字符预算的正常和失败路径",
+    "会话与上下文的责任边界",
+    "设计代价与走查",
+    "正常和失败序列",
+    "小结",
+    "阶段验收",
+]
+
+
+def map_rows() -> list[str]:
+    cells = json.loads(GUIDE.read_text(encoding="utf-8"))["cells"]
+    text = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    return [line for line in text.splitlines() if line.startswith("| ")]
+
+
+@pytest.mark.parametrize("section", CHAPTER_SECTIONS)
+def test_guide_maps_every_chapter_section_to_a_notebook(section: str) -> None:
+    rows = [row for row in map_rows() if row.startswith(f"| {section} |")]
+    assert len(rows) == 1, f"no row for {section} in the guide's map"
+    notebook = rows[0].split("|")[2].strip().lstrip("[")
+    assert notebook[:2].isdigit(), rows[0]
+
+
+def test_the_guide_links_only_to_notebooks_that_exist() -> None:
+    for row in map_rows():
+        if "](" in row:
+            target = row.split("](")[1].split(")")[0]
+            assert (GUIDE.parent / target).exists(), target
