@@ -238,6 +238,8 @@ def check_trim_context(function: Callable[[Sequence[Message], int], Any]) -> Che
     short_question = UserMessage("q")
     skip_trap = [short_question, AssistantMessage("a long answer " * 10), *picture]
     skip_budget = whole + _estimate_context_chars([short_question])
+    orphaned = [UserMessage("q"), _result("x")]
+    orphan_only = _estimate_context_chars(orphaned[1:])
     cases: list[tuple[str, tuple[Any, ...]]] = [
         ("budget holds everything", (picture, 10_000)),
         ("budget exactly the whole history", (picture, whole)),
@@ -247,7 +249,7 @@ def check_trim_context(function: Callable[[Sequence[Message], int], Any]) -> Che
         ("budget 100: the newest unit does not fit", (picture, 100)),
         ("budget 1", (picture, 1)),
         ("nothing to send: budget cannot be empty", ([], 100)),
-        ("an orphan tool result can be kept alone", ([UserMessage("q"), _result("x")], 60)),
+        ("an orphan tool result can be kept alone", (orphaned, orphan_only)),
         ("stop at the first unit that does not fit, skip nothing", (skip_trap, skip_budget)),
     ]
     return run_cases("trim_context", _shown(function), _shown(_trim_context), cases, _same_text)
