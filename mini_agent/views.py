@@ -314,7 +314,10 @@ class RunView:
         numbers = range(1, len(self.requests) + 1)
         rows = [
             self.summary(),
-            f"  {'#':>3}  {'message':<16} {'chars':>5}  " + " ".join(f"r{n:<2}" for n in numbers),
+            (
+                f"  {'#':>3}  {'message':<16} {'chars':>5}  "
+                + " ".join(f"r{n:<2}" for n in numbers)
+            ).rstrip(),
         ]
         for index, message in enumerate(self.disk):
             marks = " ".join(f"{self.mark(index, n):<3}" for n in numbers)
