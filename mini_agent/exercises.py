@@ -236,9 +236,9 @@ def check_trim_context(function: Callable[[Sequence[Message], int], Any]) -> Che
     whole = _estimate_context_chars(picture)
     newest_unit = _estimate_context_chars(picture[1:])
     short_question = UserMessage("q")
-    skip_trap = [short_question, AssistantMessage("a long answer " * 10), *picture]
+    skip_trap: list[Message] = [short_question, AssistantMessage("a long answer " * 10), *picture]
     skip_budget = whole + _estimate_context_chars([short_question])
-    orphaned = [UserMessage("q"), _result("x")]
+    orphaned: list[Message] = [UserMessage("q"), _result("x")]
     orphan_only = _estimate_context_chars(orphaned[1:])
     cases: list[tuple[str, tuple[Any, ...]]] = [
         ("budget holds everything", (picture, 10_000)),
