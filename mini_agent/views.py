@@ -194,10 +194,13 @@ class TrimView:
 # --- notebooks 04 and 06: the reverse scan, and disk beside what the model was sent ---------
 
 
-def _chip(message: Message, style: str) -> str:
+def _chip(index: int, message: Message, style: str) -> str:
+    colour = _ROLE_COLOURS[message.role]
     return (
-        f'<span style="display:inline-block;{_BOX};margin-right:4px;{style}">'
-        f"{_message_html(message)}</span>"
+        f'<span title="{escape(_detail(message))}" '
+        f'style="display:inline-block;{_BOX};margin-right:4px;{style}">'
+        f'<span style="color:#6b7280;font-size:smaller">{index}</span> '
+        f'<span style="color:{colour};font-weight:600">{escape(label(message))}</span></span>'
     )
 
 
@@ -235,7 +238,7 @@ class ScanView:
                 style = "background:#fef3c7"
             else:
                 style = ""
-            chips.append(f"<sub>{index}</sub>{_chip(message, style)}")
+            chips.append(_chip(index, message, style))
         units = " ".join(
             f'<span style="{_BOX};display:inline-block;background:#ecfdf5">'
             f"{escape(_unit_text(unit))}</span>"
@@ -279,7 +282,7 @@ class RunView:
     """The session file beside what the model was sent, request by request.
 
     One row per message on disk, one column per model request: `●` sent in that request,
-    `·` on disk but trimmed away, blank when not yet written.
+    `○` on disk but trimmed away, blank when not yet written.
     """
 
     disk: Sequence[Message]
@@ -296,9 +299,9 @@ class RunView:
         return align_requests(self.disk, self.requests)
 
     def mark(self, index: int, request: int) -> str:
-        """`●`, `·` or a blank for disk message `index` in request `request` (1-based)."""
+        """`●`, `○` or a blank for disk message `index` in request `request` (1-based)."""
         start, end = self.spans[request - 1]
-        return "●" if start <= index < end else "·" if index < end else " "
+        return "●" if start <= index < end else "○" if index < end else " "
 
     def summary(self) -> str:
         sent = ", ".join(
@@ -327,7 +330,7 @@ class RunView:
 
     def _repr_html_(self) -> str:
         numbers = range(1, len(self.requests) + 1)
-        colour = {"●": "#059669", "·": "#9ca3af", " ": "#ffffff"}
+        colour = {"●": "#059669", "○": "#9ca3af", " ": "#ffffff"}
         head = "".join(f"<th>request {n}</th>" for n in numbers)
         body = "".join(
             f"<tr><td>{index}</td><td>{_message_html(message)}</td>"
@@ -343,5 +346,5 @@ class RunView:
         return (
             f"<p>{escape(self.summary())}</p><table><thead><tr><th>#</th><th>on disk</th>"
             f"<th>chars</th>{head}</tr></thead><tbody>{body}</tbody></table>"
-            "<p style='font-size:smaller'>● sent to the model · on disk, trimmed away</p>"
+            "<p style='font-size:smaller'>● sent to the model, ○ on disk but trimmed away</p>"
         )

@@ -67,7 +67,7 @@ def test_run_view_marks_sent_trimmed_and_not_yet_written(tmp_path: Path) -> None
     budget = estimate_context_chars(view.disk[1:3])
     path2, client2 = two_turn_run(tmp_path, budget, "trimmed.jsonl")
     trimmed = RunView.of(path2, client2)
-    assert trimmed.mark(0, 2) == "·"  # on disk, left out of request 2
+    assert trimmed.mark(0, 2) == "○"  # on disk, left out of request 2
 
 
 def test_run_view_text_has_one_row_per_message_on_disk(tmp_path: Path) -> None:
