@@ -124,3 +124,12 @@ def dumps_json(value: Any) -> str:
 def record_line(message: Message) -> str:
     """The message's line in a session file, without the newline."""
     return dumps_json(to_record(message))
+
+
+def label(message: Message) -> str:
+    """A short tag such as `assistant(a,b)`, `tool a!` (an error result) or `user`."""
+    if isinstance(message, AssistantMessage) and message.tool_calls:
+        return f"assistant({','.join(call.id for call in message.tool_calls)})"
+    if isinstance(message, ToolMessage):
+        return f"tool {message.tool_call_id}{'!' if message.is_error else ''}"
+    return message.role

@@ -15,6 +15,10 @@ from html import escape
 
 from .context import ContextBudgetError, context_units, estimate_context_chars, trim_context
 from .messages import AssistantMessage, Message, ToolMessage, dumps_json
+from .messages import label as label  # re-exported: a message's short tag
+from .model_client import ScriptedClient
+from .session import PathLike, load_session
+from .trace import ScanStep, scan_steps
 
 _ROLE_COLOURS = {"user": "#2563eb", "assistant": "#7c3aed", "tool": "#059669"}
 _BOX = "border:1px solid #d1d5db;border-radius:6px;padding:4px 6px;margin:3px 0"
@@ -28,15 +32,6 @@ def shorten(text: str, limit: int = _MAX_TEXT) -> str:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def label(message: Message) -> str:
-    """A short tag such as `assistant(a,b)`, `tool a!` (error) or `user`."""
-    if isinstance(message, AssistantMessage) and message.tool_calls:
-        return f"assistant({','.join(call.id for call in message.tool_calls)})"
-    if isinstance(message, ToolMessage):
-        return f"tool {message.tool_call_id}{'!' if message.is_error else ''}"
-    return message.role
 
 
 def _detail(message: Message) -> str:
@@ -196,6 +191,165 @@ class TrimView:
         )
         colour = "#dc2626" if kept is None else "#111827"
         return f'<div><p style="color:{colour}">{escape(self.summary())}</p>{bar}{boxes}</div>'
+
+
+# --- notebooks 04 and 06: the reverse scan, and disk beside what the model was sent ---------
+
+
+def _chip(index: int, message: Message, style: str) -> str:
+    colour = _ROLE_COLOURS[message.role]
+    return (
+        f'<span title="{escape(_detail(message))}" '
+        f'style="display:inline-block;{_BOX};margin-right:4px;{style}">'
+        f'<span style="color:#6b7280;font-size:smaller">{index}</span> '
+        f'<span style="color:{colour};font-weight:600">{escape(label(message))}</span></span>'
+    )
+
+
+@dataclass(frozen=True)
+class ScanView:
+    """The chapter's reverse scan over `messages`, one row of the history per step.
+
+    In each row: the message under `index` is outlined, the messages the inner search looked
+    at are shaded, the found assistant is outlined in purple, and messages already cut into
+    units are greyed. `step_html(n)` draws one step (for a stepper widget).
+    """
+
+    messages: Sequence[Message]
+
+    @cached_property
+    def steps(self) -> list[ScanStep]:
+        return list(scan_steps(self.messages))
+
+    def __repr__(self) -> str:
+        head = "history: " + " ".join(f"[{label(message)}]" for message in self.messages)
+        return "\n".join([head, *(repr(step) for step in self.steps)])
+
+    def step_html(self, number: int) -> str:
+        """Step `number` (1-based) as HTML: the history row, what happened, the units so far."""
+        step = self.steps[number - 1]
+        chips = []
+        for index, message in enumerate(self.messages):
+            if index > step.index:
+                style = "opacity:0.45"  # already cut into units by earlier steps
+            elif index == step.index:
+                style = "outline:3px solid #f59e0b"
+            elif index == step.found:
+                style = "outline:3px solid #7c3aed;background:#f5f3ff"
+            elif index in step.looked_at:
+                style = "background:#fef3c7"
+            else:
+                style = ""
+            chips.append(_chip(index, message, style))
+        units = " ".join(
+            f'<span style="{_BOX};display:inline-block;background:#ecfdf5">'
+            f"{escape(_unit_text(unit))}</span>"
+            for unit in step.units
+        )
+        return (
+            f"<div style='margin:6px 0'><b>step {step.number}</b>: {escape(step.explain())}"
+            f"<div>{''.join(chips)}</div>"
+            f"<div>units = {units}; index → {step.next_index}</div></div>"
+        )
+
+    def _repr_html_(self) -> str:
+        return "".join(self.step_html(step.number) for step in self.steps)
+
+
+def align_requests(
+    disk: Sequence[Message], requests: Sequence[Sequence[Message]]
+) -> list[tuple[int, int]]:
+    """Where each request sits in the session file: `disk[start:end] == request`.
+
+    `end` is how many messages were on disk when the request was sent (everything in memory
+    had been recorded), `start` where the trimmed context began. Each request ends later than
+    the one before. Raises `ValueError` if a request is not such a slice of `disk`.
+    """
+    spans: list[tuple[int, int]] = []
+    previous_end = 0
+    for number, request in enumerate(requests, start=1):
+        sent = list(request)
+        for end in range(max(previous_end + 1, len(sent)), len(disk) + 1):
+            if list(disk[end - len(sent) : end]) == sent:
+                spans.append((end - len(sent), end))
+                previous_end = end
+                break
+        else:
+            raise ValueError(f"request {number} is not a slice of the session on disk")
+    return spans
+
+
+@dataclass(frozen=True)
+class RunView:
+    """The session file beside what the model was sent, request by request.
+
+    One row per message on disk, one column per model request: `●` sent in that request,
+    `○` on disk but trimmed away, blank when not yet written.
+    """
+
+    disk: Sequence[Message]
+    requests: Sequence[Sequence[Message]]
+
+    @classmethod
+    def of(cls, session_path: PathLike, *clients: ScriptedClient) -> RunView:
+        """The file as it is now, and every request of `clients`, in order (runs in turn)."""
+        requests = [request for client in clients for request in client.requests]
+        return cls(load_session(session_path), requests)
+
+    @cached_property
+    def spans(self) -> list[tuple[int, int]]:
+        return align_requests(self.disk, self.requests)
+
+    def mark(self, index: int, request: int) -> str:
+        """`●`, `○` or a blank for disk message `index` in request `request` (1-based)."""
+        start, end = self.spans[request - 1]
+        return "●" if start <= index < end else "○" if index < end else " "
+
+    def summary(self) -> str:
+        sent = ", ".join(
+            f"{end - start} of {end} ({estimate_context_chars(self.disk[start:end])} chars)"
+            for start, end in self.spans
+        )
+        return (
+            f"on disk: {len(self.disk)} messages, {estimate_context_chars(self.disk)} chars; "
+            f"{len(self.requests)} requests sent: {sent}"
+        )
+
+    def __repr__(self) -> str:
+        numbers = range(1, len(self.requests) + 1)
+        rows = [
+            self.summary(),
+            (
+                f"  {'#':>3}  {'message':<16} {'chars':>5}  "
+                + " ".join(f"r{n:<2}" for n in numbers)
+            ).rstrip(),
+        ]
+        for index, message in enumerate(self.disk):
+            marks = " ".join(f"{self.mark(index, n):<3}" for n in numbers)
+            chars = estimate_context_chars([message])
+            rows.append(f"  {index:>3}  {label(message):<16} {chars:>5}  {marks}".rstrip())
+        return "\n".join(rows)
+
+    def _repr_html_(self) -> str:
+        numbers = range(1, len(self.requests) + 1)
+        colour = {"●": "#059669", "○": "#9ca3af", " ": "#ffffff"}
+        head = "".join(f"<th>request {n}</th>" for n in numbers)
+        body = "".join(
+            f"<tr><td>{index}</td><td>{_message_html(message)}</td>"
+            f"<td style='text-align:right'>{estimate_context_chars([message])}</td>"
+            + "".join(
+                f"<td style='text-align:center;color:{colour[self.mark(index, n)]}'>"
+                f"{self.mark(index, n)}</td>"
+                for n in numbers
+            )
+            + "</tr>"
+            for index, message in enumerate(self.disk)
+        )
+        return (
+            f"<p>{escape(self.summary())}</p><table><thead><tr><th>#</th><th>on disk</th>"
+            f"<th>chars</th>{head}</tr></thead><tbody>{body}</tbody></table>"
+            "<p style='font-size:smaller'>● sent to the model, ○ on disk but trimmed away</p>"
+        )
 
 
 def _display_width(text: str) -> int:

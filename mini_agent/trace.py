@@ -1,0 +1,112 @@
+"""The chapter's reverse scan, one step at a time, for notebooks and steppers to show.
+
+Chapter 34, section "单位构造的逐步过程". `scan_steps` follows the chapter's loop literally
+(a backward search for every tool result) and yields what the chapter draws at each turn of
+the outer loop: where `index` is, which assistant was found, the unit cut and the units so
+far. The units of the last step equal `context_units(messages)`; `context.py` stays the one
+place that builds units fast, this module only explains them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from .messages import AssistantMessage, Message, ToolMessage, label
+
+Units = tuple[tuple[Message, ...], ...]
+
+
+def _units_text(units: Units) -> str:
+    return "[ " + ", ".join("[" + ", ".join(map(label, u)) + "]" for u in units) + " ]"
+
+
+@dataclass(frozen=True)
+class ScanStep:
+    """One turn of the chapter's outer loop over `messages`, newest message first.
+
+    - `number`: 1 for the first step;
+    - `index` / `message`: the message the loop stands on;
+    - `wanted_id`: the call id searched for (a tool result), else `None`;
+    - `looked_at`: indices the inner search visited, nearest first (empty if no search);
+    - `found`: index of the declaring assistant, or `None` (not a tool, or an orphan);
+    - `start`, `end`: the unit cut this step, `messages[start:end]`;
+    - `units`: every unit cut so far, oldest first (the chapter's `units` after `unshift`);
+    - `next_index`: where `index` goes next (`-1` ends the scan).
+    """
+
+    number: int
+    index: int
+    message: Message
+    wanted_id: str | None
+    looked_at: tuple[int, ...]
+    found: int | None
+    start: int
+    end: int
+    units: Units
+
+    @property
+    def unit(self) -> tuple[Message, ...]:
+        """The unit cut in this step (the first of `units`)."""
+        return self.units[0]
+
+    @property
+    def next_index(self) -> int:
+        return self.start - 1
+
+    @property
+    def is_orphan(self) -> bool:
+        """A tool result that no earlier assistant declares: it stays a unit of its own."""
+        return self.wanted_id is not None and self.found is None
+
+    def explain(self) -> str:
+        """What happened in this step, in one line (the chapter's wording, in English)."""
+        here = f"index={self.index} {label(self.message)}"
+        if self.wanted_id is None:
+            what = "not a tool result: a unit of its own"
+        elif self.found is None:
+            what = f"no assistant declares id={self.wanted_id}: an orphan, a unit of its own"
+        else:
+            what = (
+                f"looks back for id={self.wanted_id}, finds the assistant at index={self.found}"
+                f": slice({self.start}, {self.end}) is one unit"
+            )
+        return f"{here}: {what}"
+
+    def __repr__(self) -> str:
+        return (
+            f"step {self.number}: {self.explain()}\n"
+            f"    units = {_units_text(self.units)}; index -> {self.next_index}"
+        )
+
+
+def scan_steps(messages: Sequence[Message]) -> Iterator[ScanStep]:
+    """Yield each step of the chapter's reverse scan that builds consistent units.
+
+    Pure: `messages` is only read. An empty history yields no step.
+    """
+    units: Units = ()
+    index = len(messages) - 1
+    number = 0
+    while index >= 0:
+        message = messages[index]
+        wanted_id, found, looked_at = None, None, []
+        if isinstance(message, ToolMessage):
+            wanted_id = message.tool_call_id
+            for i in range(index - 1, -1, -1):
+                looked_at.append(i)
+                candidate = messages[i]
+                if isinstance(candidate, AssistantMessage) and any(
+                    call.id == wanted_id for call in candidate.tool_calls
+                ):
+                    found = i
+                    break
+        start = index if found is None else found
+        units = (tuple(messages[start : index + 1]), *units)
+        number += 1
+        yield ScanStep(number, index, message, wanted_id, tuple(looked_at), found, start,
+                       index + 1, units)  # fmt: skip
+        index = start - 1
+
+
+__all__ = ["ScanStep", "scan_steps"]
