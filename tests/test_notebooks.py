@@ -13,6 +13,15 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SANITIZE = ROOT / "notebooks" / "sanitize.cfg"
 
+# A teaching scenario each notebook must show in a stored output.
+SCENARIOS = {
+    "03": ["invalid session JSON at line 2", "invalid session record at line 2"],
+    "05": [
+        "context budget cannot contain the smallest consistent message unit",
+        "context budget cannot be empty",
+    ],
+    "06": ["unknown tool: "],
+}
 NOISE = {
     "temp path": re.compile(r"/tmp/|tmp[a-z0-9_]{8}"),
     "memory address": re.compile(r" at 0x[0-9a-f]+"),
@@ -80,6 +89,16 @@ def test_no_run_to_run_noise_in_stored_outputs(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_stored_errors_name_no_local_files(path: Path) -> None:
+    # %xmode Minimal keeps a reader's traceback to the exception itself: no paths of ours
+    for cell in code_cells(path):
+        for output in cell["outputs"]:
+            if output["output_type"] == "error":
+                trace = "\n".join(output["traceback"])
+                assert not re.search(r"/work/|/root/|/home/|site-packages", trace), trace[:200]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_notebooks_import_the_package_rather_than_redefine_it(path: Path) -> None:
     from mini_agent import __all__ as public
 
@@ -87,6 +106,17 @@ def test_notebooks_import_the_package_rather_than_redefine_it(path: Path) -> Non
         source = "".join(cell["source"])
         for name in public:
             assert not re.search(rf"^(def|class) {name}\b", source, re.M), name
+
+
+@pytest.mark.parametrize(
+    ("prefix", "phrase"),
+    [(prefix, phrase) for prefix, phrases in SCENARIOS.items() for phrase in phrases],
+)
+def test_the_chapters_scenarios_are_shown(prefix: str, phrase: str) -> None:
+    matching = [path for path in NOTEBOOKS if path.name.startswith(prefix + "_")]
+    assert matching, f"no notebook {prefix}_*.ipynb"
+    shown = "\n".join(output_text(cell) for cell in code_cells(matching[0]))
+    assert phrase in shown
 
 
 def sanitize_pairs() -> list[tuple[str, str]]:
