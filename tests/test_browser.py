@@ -121,8 +121,10 @@ def wait_until_serving(lab: Lab, timeout: float = 90) -> None:
     pytest.fail(f"JupyterLab did not answer in {timeout} s:\n{lab.log.read_text()[-3000:]}")
 
 
-def stop(lab: Lab) -> None:
-    """Shut the server down (it stops its kernels), then end whatever it left, by pid."""
+def stop(lab: Lab) -> set[int]:
+    """Shut the server down (it stops its kernels), then end whatever it left, by pid.
+
+    Returns the pids it stopped: the server and every process it had started."""
     started = descendants(lab.process.pid) | {lab.process.pid}
     request = urllib.request.Request(
         f"{lab.url}/api/shutdown", method="POST", headers={"Authorization": f"token {TOKEN}"}
@@ -140,6 +142,7 @@ def stop(lab: Lab) -> None:
     for pid in sorted(started):
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
+    return started
 
 
 @pytest.fixture
@@ -175,12 +178,14 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
     with log.open("wb") as output:
         process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
     running = Lab(f"http://127.0.0.1:{port}", process, log)
+    stopped: set[int] = set()
     try:
         wait_until_serving(running)
         yield running
     finally:
-        stop(running)
-    assert not any(alive(pid) for pid in descendants(process.pid) | {process.pid})
+        stopped = stop(running)
+    assert len(stopped) >= 2, "the server and at least its kernel"
+    assert not any(alive(pid) for pid in stopped)
 
 
 def run_all_cells(page: Page) -> None:
