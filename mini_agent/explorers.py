@@ -183,10 +183,21 @@ class UnitScanStepper(_Explorer):
 
 
 class BudgetExplorer(_Explorer):
-    """Move `max_chars`; see which units `trim_context` keeps, or the chapter's error."""
+    """Move `max_chars`; see which units `trim_context` keeps, or the chapter's error.
 
-    def __init__(self, messages: Sequence[Message] | None = None, max_chars: int | None = None):
+    On a long session only `window` units on each side of the cut are drawn, the others
+    counted, so a slider move stays quick to recompute and to redraw.
+    """
+
+    def __init__(
+        self,
+        messages: Sequence[Message] | None = None,
+        max_chars: int | None = None,
+        *,
+        window: int | None = 12,
+    ) -> None:
         self.messages = list(sample_session() if messages is None else messages)
+        self.window = window
         total = estimate_context_chars(self.messages)
         self.slider = widgets.IntSlider(
             value=total // 2 if max_chars is None else max_chars,
@@ -196,13 +207,17 @@ class BudgetExplorer(_Explorer):
             layout=widgets.Layout(width="600px"),
         )
         self.view = widgets.HTML()
+        self._trim = TrimView(self.messages, self.slider.value, self.window)
         self.slider.observe(lambda _: self._update(), names="value")
         self.widget = widgets.VBox([self.slider, self.view])
         self._update()
 
     @property
     def trim(self) -> TrimView:
-        return TrimView(self.messages, self.slider.value)
+        """The package's view of `trim_context` at the slider's value."""
+        if self._trim.max_chars != self.slider.value:
+            self._trim = TrimView(self.messages, self.slider.value, self.window)
+        return self._trim
 
     @property
     def summary(self) -> str:

@@ -12,6 +12,7 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     context_units,
+    estimate_context_chars,
     load_session,
     trim_context,
 )
@@ -189,6 +190,22 @@ def test_budget_slider_spans_one_char_to_the_whole_session() -> None:
     assert explorer.slider.min == 1
     explorer.slider.value = explorer.slider.max
     assert explorer.trim.kept == sample_session()
+
+
+def test_budget_slider_on_a_long_session_draws_only_the_units_around_the_cut() -> None:
+    messages = sample_session() * 20  # 300 messages, 200 units
+    explorer = BudgetExplorer(messages, max_chars=5000, window=3)
+    every_row = repr(TrimView(messages, 5000)).splitlines()[1:]
+    cut = next(i for i, row in enumerate(every_row) if row.startswith("  kept"))
+    units = context_units(messages)
+    older, newer = units[: cut - 3], units[cut + 3 :]
+    assert explorer.summary.splitlines() == [
+        TrimView(messages, 5000).summary(),
+        f"  … {len(older)} older units dropped, {sum(map(estimate_context_chars, older))} chars",
+        *every_row[cut - 3 : cut + 3],
+        f"  … {len(newer)} newer units kept, {sum(map(estimate_context_chars, newer))} chars",
+    ]
+    assert explorer.view.value.count("border-radius:6px") == 6  # six unit boxes drawn
 
 
 # Two-state run stepper -------------------------------------------------------------------
