@@ -37,7 +37,7 @@ def sample_session() -> list[Message]:
                 ToolCall("t2", "grep", {"pattern": "TODO"}),
             ),
         ),
-        ToolMessage("t1", "3 passed in 0.12s"),
+        ToolMessage("t1", "3 passed, 0 failed"),
         ToolMessage("t2", "src/agent.py:12: # TODO 支持并发写入"),
         AssistantMessage("测试全部通过；还剩一个 TODO：支持并发写入。"),
     ]

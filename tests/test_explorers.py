@@ -164,7 +164,7 @@ def test_budget_slider_shows_what_trim_context_keeps() -> None:
     assert explorer.trim.kept == kept
     assert explorer.summary == repr(TrimView(sample_session(), 800))
     assert explorer.summary.splitlines()[0] == (
-        "budget 800 chars: kept 5 of 10 units, 7 of 15 messages, 674 chars used"
+        "budget 800 chars: kept 5 of 10 units, 7 of 15 messages, 675 chars used"
     )
     assert explorer.view.value == TrimView(sample_session(), 800)._repr_html_()
 
