@@ -34,8 +34,8 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-wqy-microhei; \
 	  else \
-	    echo "$(CHROMIUM) or a CJK font is missing; the browser test needs them. Install with:" >&2; \
-	    echo "  sudo apt-get update && sudo apt-get install -y chromium fonts-wqy-microhei" >&2; \
+	    echo "The browser test needs Chromium at $(CHROMIUM) and a CJK font; as root, run:" >&2; \
+	    echo "  apt-get update && apt-get install -y chromium fonts-wqy-microhei" >&2; \
 	    exit 1; \
 	  fi; \
 	fi

@@ -170,7 +170,7 @@ def test_budget_slider_shows_what_trim_context_keeps() -> None:
 
 
 def test_budget_slider_stops_at_the_first_unit_that_does_not_fit() -> None:
-    explorer = BudgetExplorer(max_chars=400)  # the 371-char tool unit does not fit after 73
+    explorer = BudgetExplorer(max_chars=400)  # the 372-char tool unit does not fit after 73
     assert explorer.summary.splitlines()[0] == (
         "budget 400 chars: kept 1 of 10 units, 1 of 15 messages, 73 chars used"
     )
@@ -250,6 +250,14 @@ def test_a_frame_whose_input_is_not_the_disks_tail_is_not_marked() -> None:
     line = record_line(UserMessage("on disk"))
     frame = RunFrame("request 1", (line,), (UserMessage("something else"),))
     assert frame.first_sent_line is None
+
+
+def test_an_empty_session_steps_nowhere_and_has_no_context() -> None:
+    stepper = UnitScanStepper([])
+    assert stepper.next.disabled and stepper.prev.disabled
+    assert stepper.summary == "start: index=-1, units = []"
+    budget = BudgetExplorer([])
+    assert budget.summary == "budget 1 chars: context budget cannot be empty"
 
 
 # What every explorer promises ------------------------------------------------------------
