@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test bench
+.PHONY: lab test bench chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -24,3 +24,18 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# The browser test drives Debian's Chromium through Playwright (never `playwright install`);
+# a CJK font lets its screenshots show the notebooks' Chinese text.
+CHROMIUM := /usr/bin/chromium
+CJK_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+chromium:
+	@if [ ! -x $(CHROMIUM) ] || [ ! -e $(CJK_FONT) ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-wqy-microhei; \
+	  else \
+	    echo "The browser test needs Chromium at $(CHROMIUM) and a CJK font; as root, run:" >&2; \
+	    echo "  apt-get update && apt-get install -y chromium fonts-wqy-microhei" >&2; \
+	    exit 1; \
+	  fi; \
+	fi

@@ -131,6 +131,15 @@ def load_session(path: PathLike) -> list[Message]:
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise SessionFormatError(INVALID_JSON, path, line, "not UTF-8") from err
+    return parse_session_text(text, path)
+
+
+def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
+    """The messages of a session file's text, checked line by line as `load_session` does.
+
+    `load_session` reads and decodes the file, then calls this; an editor can call it on
+    what is typed. `path` only labels the errors.
+    """
     messages: list[Message] = []
     for number, line_text in enumerate(text.split("\n"), start=1):
         if line_text.endswith("\r"):
@@ -215,5 +224,6 @@ __all__ = [
     "calls",
     "load_session",
     "parse_session_message",
+    "parse_session_text",
     "record",
 ]

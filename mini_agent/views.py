@@ -125,6 +125,9 @@ class TrimView:
 
     messages: Sequence[Message]
     max_chars: int
+    window: int | None = None
+    """Draw only this many units on each side of the cut; count the others in one line each
+    (a 2,000-message session stays readable and quick to redraw). `None`: draw every unit."""
 
     @cached_property
     def units(self) -> list[list[Message]]:
@@ -148,6 +151,10 @@ class TrimView:
         return self._outcome if isinstance(self._outcome, str) else None
 
     def _rows(self) -> list[tuple[int, list[Message], int, bool]]:
+        return self._all_rows
+
+    @cached_property
+    def _all_rows(self) -> list[tuple[int, list[Message], int, bool]]:
         kept = self.kept
         first_kept = len(self.messages) - len(kept) if kept is not None else len(self.messages)
         rows, start = [], 0
@@ -167,20 +174,37 @@ class TrimView:
             f"{estimate_context_chars(kept)} chars used"
         )
 
+    def _window(self) -> tuple[list[tuple[int, list[Message], int, bool]], str, str]:
+        """The rows to draw, and the lines counting older dropped / newer kept units."""
+        rows = self._rows()
+        if self.window is None:
+            return rows, "", ""
+        cut = next((i for i, (*_, is_kept) in enumerate(rows) if is_kept), len(rows))
+        low, high = max(0, cut - self.window), min(len(rows), cut + self.window)
+        older, newer = rows[:low], rows[high:]
+        before = f"… {len(older)} older units dropped, {sum(r[2] for r in older)} chars"
+        after = f"… {len(newer)} newer units kept, {sum(r[2] for r in newer)} chars"
+        return rows[low:high], before if older else "", after if newer else ""
+
     def __repr__(self) -> str:
-        rows = [self.summary()]
-        for number, unit, chars, is_kept in self._rows():
+        shown, before, after = self._window()
+        rows = [self.summary()] + ([f"  {before}"] if before else [])
+        for number, unit, chars, is_kept in shown:
             state = "kept   " if is_kept else "dropped"
             rows.append(f"  {state} unit {number}: {_unit_text(unit)}  {chars} chars")
-        return "\n".join(rows)
+        return "\n".join(rows + ([f"  {after}"] if after else []))
 
     def _repr_html_(self) -> str:
+        shown, before, after = self._window()
         boxes = "".join(
             _unit_html(
                 unit, f"unit {number} · {chars} chars · {'kept' if is_kept else 'dropped'}", is_kept
             )
-            for number, unit, chars, is_kept in self._rows()
+            for number, unit, chars, is_kept in shown
         )
+        note = '<p style="color:#6b7280;margin:2px 0">{}</p>'
+        boxes = (note.format(escape(before)) if before else "") + boxes
+        boxes += note.format(escape(after)) if after else ""
         kept = self.kept
         used = estimate_context_chars(kept) if kept is not None else 0
         share = min(100, round(100 * used / self.max_chars))

@@ -1,0 +1,339 @@
+"""Live explorers for the notebooks: ipywidgets wired to the package, nothing more.
+
+Each explorer computes with `explorer_logic` / `views` and writes by setting widget values
+(never by printing), so strict nbval sees no stray output. Each has a plain-text `summary` of
+what it shows, so a checked cell can drive it from code:
+
+    explorer = BudgetExplorer()
+    explorer.slider.value = 500
+    print(explorer.summary)
+
+Needs the `notebooks` extra (ipywidgets); the rest of the package needs only the standard
+library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+import ipywidgets as widgets
+
+from .context import estimate_context_chars
+from .explorer_logic import (
+    RunFrame,
+    ScanStep,
+    check_session_text,
+    clip_line,
+    frame_text,
+    record_run,
+    scan_position_text,
+    unit_scan_steps,
+)
+from .messages import AssistantMessage, Message, ToolCall
+from .samples import sample_session, sample_session_text
+from .tools import Tool, as_object
+from .views import SessionView, TrimView, UnitsView, label
+
+_PRE = "white-space:pre-wrap;font-family:monospace;font-size:12px;margin:4px 0"
+_RED = "#dc2626"
+
+
+def _pre(text: str, colour: str = "#111827") -> str:
+    return f'<pre class="explorer-summary" style="{_PRE};color:{colour}">{escape(text)}</pre>'
+
+
+class _Explorer:
+    """Shown as its widget in a notebook; its plain text (what nbval compares) is `summary`."""
+
+    widget: Any
+
+    @property
+    def summary(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.summary
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs))
+        bundle["text/plain"] = self.summary
+        return bundle
+
+
+class _Steps:
+    """Prev / Next buttons, a position slider and a play control, kept in step."""
+
+    def __init__(self, last: int, description: str) -> None:
+        self.position = widgets.IntSlider(0, min=0, max=last, description=description)
+        self.prev = widgets.Button(description="◀ Prev")
+        self.next = widgets.Button(description="Next ▶")
+        self.play = widgets.Play(value=0, min=0, max=last, interval=1200, description="play")
+        widgets.link((self.play, "value"), (self.position, "value"))
+        self.prev.on_click(lambda _: self._move(-1))
+        self.next.on_click(lambda _: self._move(+1))
+        self.position.observe(lambda _: self._enable(), names="value")
+        self._enable()
+        self.bar = widgets.HBox([self.prev, self.next, self.play, self.position])
+
+    def _move(self, by: int) -> None:
+        self.position.value = min(self.position.max, max(0, self.position.value + by))
+
+    def _enable(self) -> None:
+        self.prev.disabled = self.position.value == 0
+        self.next.disabled = self.position.value == self.position.max
+
+
+# 1. Session editor -----------------------------------------------------------------------
+
+
+class SessionEditor(_Explorer):
+    """Type JSONL; every edit is checked by the package's session parser."""
+
+    def __init__(self, text: str | None = None) -> None:
+        self.text = widgets.Textarea(
+            value=sample_session_text() if text is None else text,
+            rows=12,
+            description="JSONL",
+            layout=widgets.Layout(width="100%"),
+        )
+        self.view = widgets.HTML()
+        self.text.observe(lambda _: self._update(), names="value")
+        self.widget = widgets.VBox([self.text, self.view])
+        self._update()
+
+    @property
+    def summary(self) -> str:
+        return check_session_text(self.text.value).summary
+
+    def _update(self) -> None:
+        check = check_session_text(self.text.value)
+        if check.error is None:
+            self.view.value = SessionView(check.messages)._repr_html_()
+            return
+        rows = "".join(
+            f"<tr style='background:{'#fee2e2' if number == check.error.line else 'none'}'>"
+            f"<td>{number}</td><td><code>{escape(clip_line(line))}</code></td></tr>"
+            for number, line in enumerate(self.text.value.split("\n"), start=1)
+        )
+        self.view.value = _pre(check.summary, _RED) + f"<table>{rows}</table>"
+
+
+# 2. Unit-scan stepper --------------------------------------------------------------------
+
+
+class UnitScanStepper(_Explorer):
+    """Step through `context_units`' backward scan, as the chapter draws it."""
+
+    def __init__(self, messages: Sequence[Message] | None = None) -> None:
+        self.messages = list(sample_session() if messages is None else messages)
+        self.steps: list[ScanStep] = unit_scan_steps(self.messages)
+        self.controls = _Steps(len(self.steps), "step")
+        self.position, self.prev, self.next, self.play = (
+            self.controls.position,
+            self.controls.prev,
+            self.controls.next,
+            self.controls.play,
+        )
+        self.view = widgets.HTML()
+        self.position.observe(lambda _: self._update(), names="value")
+        self.widget = widgets.VBox([self.controls.bar, self.view])
+        self._update()
+
+    @property
+    def step(self) -> ScanStep | None:
+        """The step shown, or `None` before the scan starts."""
+        at = self.position.value
+        return self.steps[at - 1] if at else None
+
+    @property
+    def summary(self) -> str:
+        return scan_position_text(self.messages, self.steps, self.position.value)
+
+    def _row_style(self, index: int) -> str:
+        step = self.step
+        if step is None or index < step.start:
+            return "background:none"  # not scanned yet
+        if index == step.index:
+            return "background:#fef3c7;font-weight:600"  # the scan is here
+        if index == step.assistant_index:
+            return "background:#ede9fe;font-weight:600"  # the declaring assistant found
+        if index >= step.start and index < step.index:
+            return "background:#fef9c3"  # comes along inside the slice
+        return "background:#f3f4f6;color:#6b7280"  # already in a unit
+
+    def _update(self) -> None:
+        rows = "".join(
+            f"<tr style='{self._row_style(index)}'><td>{index}</td>"
+            f"<td>{escape(label(message))}</td></tr>"
+            for index, message in enumerate(self.messages)
+        )
+        step = self.step
+        units = UnitsView(step.units if step else [])._repr_html_()
+        self.view.value = (
+            _pre(self.summary)
+            + '<div style="display:flex;gap:16px;align-items:flex-start">'
+            + f"<table><thead><tr><th>index</th><th>message</th></tr></thead>{rows}</table>"
+            + f"<div><b>units</b>{units}</div></div>"
+        )
+
+
+# 3. Budget slider ------------------------------------------------------------------------
+
+
+class BudgetExplorer(_Explorer):
+    """Move `max_chars`; see which units `trim_context` keeps, or the chapter's error.
+
+    On a long session only `window` units on each side of the cut are drawn, the others
+    counted, so a slider move stays quick to recompute and to redraw.
+    """
+
+    def __init__(
+        self,
+        messages: Sequence[Message] | None = None,
+        max_chars: int | None = None,
+        *,
+        window: int | None = 12,
+    ) -> None:
+        self.messages = list(sample_session() if messages is None else messages)
+        self.window = window
+        total = estimate_context_chars(self.messages)
+        self.slider = widgets.IntSlider(
+            value=total // 2 if max_chars is None else max_chars,
+            min=1,
+            max=max(total, 1),
+            description="max_chars",
+            layout=widgets.Layout(width="600px"),
+        )
+        self.view = widgets.HTML()
+        self._trim = TrimView(self.messages, self.slider.value, self.window)
+        self.slider.observe(lambda _: self._update(), names="value")
+        self.widget = widgets.VBox([self.slider, self.view])
+        self._update()
+
+    @property
+    def trim(self) -> TrimView:
+        """The package's view of `trim_context` at the slider's value."""
+        if self._trim.max_chars != self.slider.value:
+            self._trim = TrimView(self.messages, self.slider.value, self.window)
+        return self._trim
+
+    @property
+    def summary(self) -> str:
+        return repr(self.trim)
+
+    def _update(self) -> None:
+        self.view.value = self.trim._repr_html_()
+
+
+# 4. Two-state run stepper ----------------------------------------------------------------
+
+_FILES = {
+    "setup.cfg": "[metadata]\nname = mini-agent",
+    "notes.md": "# 笔记\n- TODO: 支持并发写入",
+}
+
+
+def _read(value: Any) -> str:
+    arguments = as_object(value)
+    path = arguments.get("path") if arguments is not None else None
+    if not isinstance(path, str) or path not in _FILES:
+        raise FileNotFoundError(f"no such file: {path}")
+    return _FILES[path]
+
+
+READ_TOOL = Tool("read", "Read a file of the sample project.", _read)
+
+
+def resumed_run_scenario() -> dict[str, Any]:
+    """A restart that resumes: four messages already on disk, a two-tool turn, a budget."""
+    return {
+        "prompt": "现在对比 setup.cfg 和 notes.md。",
+        "history": sample_session()[:4],
+        "turns": [
+            AssistantMessage(
+                "Reading both files.",
+                (
+                    ToolCall("n1", "read", {"path": "setup.cfg"}),
+                    ToolCall("n2", "read", {"path": "notes.md"}),
+                ),
+            ),
+            AssistantMessage("setup.cfg 只定义了包名；notes.md 记着一个待办：支持并发写入。"),
+        ],
+        "tools": [READ_TOOL],
+        "context_max_chars": 600,
+    }
+
+
+class RunStepper(_Explorer):
+    """Step a `run_agent` run request by request: the disk's lines beside the model's input."""
+
+    def __init__(
+        self,
+        prompt: str | None = None,
+        turns: Sequence[AssistantMessage] | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[Tool] = (),
+        context_max_chars: int | None = None,
+    ) -> None:
+        if prompt is None or turns is None:
+            scenario = resumed_run_scenario()
+            prompt, turns = scenario["prompt"], scenario["turns"]
+            history, tools = scenario["history"], scenario["tools"]
+            context_max_chars = scenario["context_max_chars"]
+        self.context_max_chars = context_max_chars
+        self.frames: list[RunFrame] = record_run(
+            prompt, turns, history=history, tools=tools, context_max_chars=context_max_chars
+        )
+        self.controls = _Steps(len(self.frames) - 1, "moment")
+        self.position, self.prev, self.next, self.play = (
+            self.controls.position,
+            self.controls.prev,
+            self.controls.next,
+            self.controls.play,
+        )
+        self.disk = widgets.HTML(layout=widgets.Layout(width="55%"))
+        self.sent = widgets.HTML(layout=widgets.Layout(width="45%"))
+        self.position.observe(lambda _: self._update(), names="value")
+        self.widget = widgets.VBox([self.controls.bar, widgets.HBox([self.disk, self.sent])])
+        self._update()
+
+    @property
+    def frame(self) -> RunFrame:
+        at: int = self.position.value
+        return self.frames[at]
+
+    @property
+    def summary(self) -> str:
+        return frame_text(self.frame, self.context_max_chars)
+
+    def _update(self) -> None:
+        frame = self.frame
+        first = frame.first_sent_line
+        rows = "".join(
+            f"<tr style='background:"
+            f"{'#ecfdf5' if first is not None and number > first else 'none'}'>"
+            f"<td>{number}</td><td><code>{escape(clip_line(line, 70))}</code></td></tr>"
+            for number, line in enumerate(frame.disk_lines, start=1)
+        )
+        self.disk.value = (
+            _pre(self.summary.splitlines()[0])
+            + "<b>session.jsonl (disk)</b>"
+            + f"<table>{rows}</table>"
+        )
+        if frame.sent is None:
+            self.sent.value = "<b>model input</b><p>(no request at this moment)</p>"
+        else:
+            self.sent.value = "<b>model input</b>" + SessionView(frame.sent)._repr_html_()
+
+
+__all__ = [
+    "READ_TOOL",
+    "BudgetExplorer",
+    "RunStepper",
+    "SessionEditor",
+    "UnitScanStepper",
+    "resumed_run_scenario",
+]

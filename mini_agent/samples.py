@@ -1,0 +1,48 @@
+"""A realistic session shared by the notebooks, the explorers and the tests.
+
+Several turns, a one-tool and two two-tool units (one result an error), a tool result whose
+assistant is gone (an orphan), Chinese and English text — every shape `context_units` and
+`trim_context` treat differently.
+"""
+
+from __future__ import annotations
+
+from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, record_line
+
+
+def sample_session() -> list[Message]:
+    """Fifteen messages in ten units (oldest first): see `context_units(sample_session())`."""
+    return [
+        UserMessage("帮我看看 README.md 里写了什么"),
+        AssistantMessage("我先读一下这个文件。", (ToolCall("r1", "read", {"path": "README.md"}),)),
+        ToolMessage("r1", "# mini-agent\nA tiny coding agent. 一个很小的编程 Agent。"),
+        AssistantMessage("README 介绍了项目：一个很小的编程 Agent。"),
+        UserMessage("Compare setup.cfg with pyproject.toml, please."),
+        AssistantMessage(
+            "Reading both files.",
+            (
+                ToolCall("c1", "read", {"path": "setup.cfg"}),
+                ToolCall("c2", "read", {"path": "pyproject.toml"}),
+            ),
+        ),
+        ToolMessage("c1", "[metadata]\nname = mini-agent"),
+        ToolMessage("c2", "FileNotFoundError: pyproject.toml", is_error=True),
+        AssistantMessage("setup.cfg 存在；pyproject.toml 不存在，所以没有可比的内容。"),
+        ToolMessage("lost-1", "上次运行中断时留下的结果：tests passed"),  # no assistant declares it
+        UserMessage("运行测试，再找找还有哪些 TODO。"),
+        AssistantMessage(
+            "Running the tests and searching for TODOs.",
+            (
+                ToolCall("t1", "run_tests", {"args": ["-q"]}),
+                ToolCall("t2", "grep", {"pattern": "TODO"}),
+            ),
+        ),
+        ToolMessage("t1", "3 passed, 0 failed"),
+        ToolMessage("t2", "src/agent.py:12: # TODO 支持并发写入"),
+        AssistantMessage("测试全部通过；还剩一个 TODO：支持并发写入。"),
+    ]
+
+
+def sample_session_text() -> str:
+    """The sample session as a session file holds it: one JSON line per message."""
+    return "".join(record_line(message) + "\n" for message in sample_session())

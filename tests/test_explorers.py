@@ -1,0 +1,285 @@
+"""The explorers, driven without a kernel: set `.value`, `.click()`, read what they show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mini_agent import (
+    AssistantMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    context_units,
+    estimate_context_chars,
+    load_session,
+    trim_context,
+)
+from mini_agent.explorer_logic import (
+    RunFrame,
+    check_session_text,
+    describe_step,
+    scan_position_text,
+    unit_scan_steps,
+)
+from mini_agent.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
+from mini_agent.messages import record_line
+from mini_agent.samples import sample_session, sample_session_text
+from mini_agent.session import parse_session_text
+from mini_agent.views import SessionView, TrimView
+
+from .helpers import multi_tool_history
+
+# The sample session ----------------------------------------------------------------------
+
+
+def test_sample_session_has_every_shape_the_trimmer_treats_differently() -> None:
+    messages = sample_session()
+    units = context_units(messages)
+    sizes = [len(unit) for unit in units]
+    assert sizes == [1, 2, 1, 1, 3, 1, 1, 1, 3, 1]
+    orphans = [u for u in units if len(u) == 1 and isinstance(u[0], ToolMessage)]
+    assert orphans == [[ToolMessage("lost-1", "上次运行中断时留下的结果：tests passed")]]
+    assert any(isinstance(m, ToolMessage) and m.is_error for m in messages)
+    assert any(m.content.isascii() for m in messages)
+    assert any(not m.content.isascii() for m in messages)
+
+
+def test_sample_session_text_loads_back_as_the_sample(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_text(sample_session_text(), encoding="utf-8")
+    assert load_session(path) == sample_session()
+
+
+# Session editor --------------------------------------------------------------------------
+
+
+def test_parse_session_text_is_what_load_session_does(tmp_path: Path) -> None:
+    text = sample_session_text() + "\n" + '{"role":"user","content":1}\n'
+    path = tmp_path / "session.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as from_file:
+        load_session(path)
+    with pytest.raises(ValueError) as from_text:
+        parse_session_text(text, path)
+    assert str(from_text.value) == str(from_file.value)
+    assert str(from_file.value).startswith("invalid session record at line 17")
+
+
+def test_editor_shows_the_parsed_session_as_a_table() -> None:
+    editor = SessionEditor()
+    assert editor.summary == repr(SessionView(sample_session()))
+    assert editor.view.value == SessionView(sample_session())._repr_html_()
+
+
+def test_editor_names_the_physical_line_of_broken_json() -> None:
+    editor = SessionEditor()
+    lines = sample_session_text().split("\n")
+    lines[1] = lines[1][:20]  # truncated, as a crash mid-write leaves it
+    editor.text.value = "\n".join(lines)
+    first, second = editor.summary.splitlines()
+    assert first.startswith("invalid session JSON at line 2: ")
+    assert second == "  line 2: " + lines[1]
+    assert "#fee2e2" in editor.view.value  # the bad line is highlighted
+
+
+def test_editor_counts_blank_lines_as_an_editor_does() -> None:
+    editor = SessionEditor('{"role":"user","content":"x"}\n\n\n{"role":"nope","content":"x"}\n')
+    assert editor.summary.splitlines()[0] == (
+        'invalid session record at line 4: unknown role "nope"'
+    )
+
+
+def test_editor_refuses_an_assistant_without_tool_calls() -> None:
+    editor = SessionEditor('{"role":"assistant","content":"hi"}')
+    assert editor.summary.startswith("invalid session record at line 1: assistant needs toolCalls")
+
+
+def test_editor_recovers_when_the_line_is_fixed() -> None:
+    editor = SessionEditor("{")
+    assert editor.summary.startswith("invalid session JSON at line 1")
+    editor.text.value = '{"role":"user","content":"你好"}'
+    assert editor.summary == repr(SessionView([UserMessage("你好")]))
+    assert check_session_text(editor.text.value).error is None
+
+
+# Unit-scan stepper -----------------------------------------------------------------------
+
+
+def test_scan_steps_follow_the_chapters_drawing() -> None:
+    messages = multi_tool_history()
+    steps = unit_scan_steps(messages)
+    assert [describe_step(messages, step) for step in steps] == [
+        "step 1: index=3 tool b → the assistant declaring id=b is at index=1: "
+        "slice(1, 4) is one unit\n"
+        "  units = [ [assistant(a,b), tool a, tool b] ], index jumps to 0",
+        "step 2: index=0 user → no association: a unit of its own\n"
+        "  units = [ [user], [assistant(a,b), tool a, tool b] ], index jumps to -1",
+    ]
+    assert scan_position_text(messages, steps, 0) == "start: index=3, units = []"
+
+
+def test_scan_steps_end_with_exactly_the_packages_units() -> None:
+    for messages in (sample_session(), multi_tool_history()):
+        last = unit_scan_steps(messages)[-1]
+        assert [list(unit) for unit in last.units] == context_units(messages)
+
+
+def test_an_orphan_result_stays_alone_and_no_assistant_is_invented() -> None:
+    messages = sample_session()
+    orphan = next(step for step in unit_scan_steps(messages) if step.index == 9)
+    assert orphan.assistant_index is None and orphan.start == 9
+    assert "no earlier assistant declares id=lost-1" in describe_step(messages, orphan)
+
+
+def test_stepper_next_prev_and_play_move_one_position() -> None:
+    stepper = UnitScanStepper(multi_tool_history())
+    assert stepper.prev.disabled and not stepper.next.disabled
+    stepper.next.click()
+    assert stepper.summary.startswith("step 1: index=3 tool b")
+    assert stepper.step is not None and stepper.step.assistant_index == 1
+    assert "#fef3c7" in stepper.view.value and "#ede9fe" in stepper.view.value
+    stepper.next.click()
+    assert stepper.next.disabled
+    assert stepper.summary.splitlines()[-1] == (
+        "done: 2 units; reversed, they are filled newest first: "
+        "[ [assistant(a,b), tool a, tool b], [user] ]"
+    )
+    stepper.next.click()  # at the end: stays
+    assert stepper.position.value == 2
+    stepper.prev.click()
+    assert stepper.position.value == 1
+    stepper.play.value = 0  # the play control drives the same position
+    assert stepper.position.value == 0 and stepper.summary == "start: index=3, units = []"
+
+
+# Budget slider ---------------------------------------------------------------------------
+
+
+def test_budget_slider_shows_what_trim_context_keeps() -> None:
+    explorer = BudgetExplorer()
+    explorer.slider.value = 800
+    kept = trim_context(sample_session(), 800)
+    assert explorer.trim.kept == kept
+    assert explorer.summary == repr(TrimView(sample_session(), 800))
+    assert explorer.summary.splitlines()[0] == (
+        "budget 800 chars: kept 5 of 10 units, 7 of 15 messages, 675 chars used"
+    )
+    assert explorer.view.value == TrimView(sample_session(), 800)._repr_html_()
+
+
+def test_budget_slider_stops_at_the_first_unit_that_does_not_fit() -> None:
+    explorer = BudgetExplorer(max_chars=400)  # the 372-char tool unit does not fit after 73
+    assert explorer.summary.splitlines()[0] == (
+        "budget 400 chars: kept 1 of 10 units, 1 of 15 messages, 73 chars used"
+    )
+
+
+def test_budget_slider_shows_the_chapters_error_below_the_newest_unit() -> None:
+    explorer = BudgetExplorer()
+    explorer.slider.value = 72  # the newest unit takes 73
+    assert explorer.summary.splitlines()[0] == (
+        "budget 72 chars: context budget cannot contain the smallest consistent message unit"
+    )
+    assert "#dc2626" in explorer.view.value
+
+
+def test_budget_slider_spans_one_char_to_the_whole_session() -> None:
+    explorer = BudgetExplorer()
+    assert explorer.slider.min == 1
+    explorer.slider.value = explorer.slider.max
+    assert explorer.trim.kept == sample_session()
+
+
+def test_budget_slider_on_a_long_session_draws_only_the_units_around_the_cut() -> None:
+    messages = sample_session() * 20  # 300 messages, 200 units
+    explorer = BudgetExplorer(messages, max_chars=5000, window=3)
+    every_row = repr(TrimView(messages, 5000)).splitlines()[1:]
+    cut = next(i for i, row in enumerate(every_row) if row.startswith("  kept"))
+    units = context_units(messages)
+    older, newer = units[: cut - 3], units[cut + 3 :]
+    assert explorer.summary.splitlines() == [
+        TrimView(messages, 5000).summary(),
+        f"  … {len(older)} older units dropped, {sum(map(estimate_context_chars, older))} chars",
+        *every_row[cut - 3 : cut + 3],
+        f"  … {len(newer)} newer units kept, {sum(map(estimate_context_chars, newer))} chars",
+    ]
+    assert explorer.view.value.count("border-radius:6px") == 6  # six unit boxes drawn
+
+
+# Two-state run stepper -------------------------------------------------------------------
+
+
+def test_run_stepper_puts_each_request_beside_the_disk_at_that_moment() -> None:
+    stepper = RunStepper()
+    titles = [frame.title for frame in stepper.frames]
+    assert titles == ["before the run", "request 1", "request 2", "after the run"]
+    for frame in stepper.frames[1:-1]:
+        on_disk = parse_session_text("\n".join(frame.disk_lines))
+        assert frame.sent == tuple(trim_context(on_disk, 600))
+    assert [len(frame.disk_lines) for frame in stepper.frames] == [4, 5, 8, 9]
+
+
+def test_run_stepper_marks_the_lines_the_model_received() -> None:
+    stepper = RunStepper()
+    stepper.next.click()
+    stepper.next.click()
+    assert stepper.frame.title == "request 2"
+    lines = stepper.summary.splitlines()
+    assert lines[0] == (
+        "request 2: session.jsonl has 8 lines; "
+        "the model received 5 messages (budget 600, 482 chars)"
+    )
+    assert [line[2] for line in lines[1:]] == [" ", " ", " ", ">", ">", ">", ">", ">"]
+    assert "Reading both files." in stepper.sent.value
+
+
+def test_run_stepper_without_budget_sends_everything() -> None:
+    turns = [AssistantMessage("", (ToolCall("x", "missing", None),)), AssistantMessage("done")]
+    stepper = RunStepper("go", turns, history=[UserMessage("earlier")])
+    requests = [frame for frame in stepper.frames if frame.sent is not None]
+    assert [len(frame.sent or ()) for frame in requests] == [2, 4]
+    assert requests[-1].sent is not None
+    assert requests[-1].sent[-1] == ToolMessage("x", "unknown tool: missing", is_error=True)
+    stepper.position.value = 2
+    assert "(no budget, " in stepper.summary
+
+
+def test_a_frame_whose_input_is_not_the_disks_tail_is_not_marked() -> None:
+    line = record_line(UserMessage("on disk"))
+    frame = RunFrame("request 1", (line,), (UserMessage("something else"),))
+    assert frame.first_sent_line is None
+
+
+def test_an_empty_session_steps_nowhere_and_has_no_context() -> None:
+    stepper = UnitScanStepper([])
+    assert stepper.next.disabled and stepper.prev.disabled
+    assert stepper.summary == "start: index=-1, units = []"
+    budget = BudgetExplorer([])
+    assert budget.summary == "budget 1 chars: context budget cannot be empty"
+
+
+# What every explorer promises ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [SessionEditor, UnitScanStepper, BudgetExplorer, RunStepper])
+def test_explorer_shows_its_summary_as_plain_text(make: type) -> None:
+    explorer = make()
+    bundle = explorer._repr_mimebundle_()
+    assert bundle["text/plain"] == explorer.summary == repr(explorer)
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_driving_explorers_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    budget, stepper, editor, run = (
+        BudgetExplorer(),
+        UnitScanStepper(),
+        SessionEditor(),
+        RunStepper(),
+    )
+    budget.slider.value = 10
+    stepper.next.click()
+    editor.text.value = "{"
+    run.next.click()
+    assert capsys.readouterr() == ("", "")
