@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 from typing import Any
 
@@ -114,7 +115,14 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999: JSON.parse makes it Infinity, which no JSON can hold
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def load_session(path: PathLike) -> list[Message]:
@@ -137,7 +145,9 @@ def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = 1 + data.count(b"\n", 0, err.start)
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        parse_session_bytes(data[:line_start], path)  # a bad line before it is the first error
+        line = 1 + data.count(b"\n", 0, line_start)
         raise SessionFormatError(INVALID_JSON, path, line, "not UTF-8") from err
     messages: list[Message] = []
     for number, line_text in enumerate(text.split("\n"), start=1):
