@@ -66,7 +66,8 @@ def module_command(module_name: str) -> Command:
 def read_session(path: str) -> list[Message]:
     """The session at `path`, strictly; unlike `load_session`, a missing file is an error
     here: someone named a file on the command line and would not want a silent `[]`."""
-    return parse_session_bytes(Path(path).read_bytes(), path)
+    with open(path, "rb") as file:
+        return parse_session_bytes(file.read(), path)
 
 
 def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") -> str:
@@ -212,7 +213,8 @@ def build_parser(
 ) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog or _program_name(),
-        description="Chapter 34's session files: check, show, trim, demo and repair them.",
+        description="Chapter 34's session files (JSONL), from the command line.\n"
+        "`COMMAND --help` tells more about each command.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
