@@ -3,7 +3,8 @@
 Every subcommand is a `Command`: a name, a help line, `add_arguments(parser)` and
 `run(args) -> int`. A module that exposes those two functions becomes a subcommand with one
 line in `COMMANDS`, e.g. `module_command("mini_agent.chat")`; `demo` is registered that way.
-`main` turns the package's errors into exit codes, so a command only returns 0 or raises.
+A command returns its exit code, or raises: `main` turns a `SessionFormatError`, a
+`ContextBudgetError` or an `OSError` into exit 1 with a message on stderr, never a traceback.
 """
 
 from __future__ import annotations

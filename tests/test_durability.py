@@ -54,8 +54,16 @@ APPENDER = textwrap.dedent(
 )
 
 
-def test_concurrent_appenders_lose_nothing_and_interleave_no_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "first",
+    [b"", b'{"role":"user","content":"first"}'],
+    ids=["new-file", "last-line-without-newline"],
+)
+def test_concurrent_appenders_lose_nothing_and_interleave_no_line(
+    tmp_path: Path, first: bytes
+) -> None:
     path, start = tmp_path / "s.jsonl", tmp_path / "start"
+    path.write_bytes(first)
     writers, count = 4, 150
     processes = [
         subprocess.Popen(
@@ -69,7 +77,7 @@ def test_concurrent_appenders_lose_nothing_and_interleave_no_line(tmp_path: Path
     raw = path.read_bytes()
     assert raw.endswith(b"\n") and b"\n\n" not in raw  # no blank line, no torn tail
     messages = load_session(path)
-    assert len(messages) == writers * count
+    assert len(messages) == writers * count + (1 if first else 0)  # one newline added, once
     for writer in range(writers):
         numbers = [
             int(message.content.split(":")[1])
@@ -216,6 +224,28 @@ def test_a_process_killed_mid_write_leaves_a_torn_tail_that_repair_cuts(tmp_path
     report = repair_session(path)
     assert report.repaired and report.cut_line == len(history) + 1
     assert path.read_bytes() == before and load_session(path) == history
+
+
+def test_an_fsync_failure_reaches_the_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    history = multi_tool_history()
+    session_with(path, history)
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    append_session(path, UserMessage("not asked to sync"))
+    with pytest.raises(OSError) as caught:
+        append_session(path, UserMessage("asked to sync"), fsync=True)
+    assert caught.value.errno == errno.EIO
+    # The record was written whole (the kernel holds it); only its durability is in doubt.
+    assert load_session(path)[len(history) :] == [
+        UserMessage("not asked to sync"),
+        UserMessage("asked to sync"),
+    ]
 
 
 # --- OS errors are OS errors, never format errors ----------------------------------------------
