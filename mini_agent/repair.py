@@ -64,20 +64,21 @@ def repair_session(path: PathLike) -> RepairReport:
     leaving the file untouched, for any other damage; OS errors propagate. Holds the lock
     `append_session` takes, so cooperating appenders wait and then write to the new file.
     """
-    session = Path(path)
-    fd = open_locked(session, os.O_RDWR)  # read-write: refuse a file we may not write
+    shown = Path(path)  # errors and the report name the file as the caller did
+    fd = open_locked(shown, os.O_RDWR)  # read-write: refuse a file we may not write
     try:
+        session = Path(os.path.realpath(shown))  # renaming over a symlink would replace it
         info = os.fstat(fd)
         data = read_all(fd, info.st_size)
         complete_end = data.rfind(b"\n") + 1
         kept, tail = data[:complete_end], data[complete_end:]
-        messages = parse_session_bytes(kept, session)  # damage before the last line: refuse
+        messages = parse_session_bytes(kept, shown)  # damage before the last line: refuse
         last_line = data.count(b"\n") + 1
-        if not _is_torn(tail, session, last_line):
-            return RepairReport(session, tuple(parse_session_bytes(data, session)))
+        if not _is_torn(tail, shown, last_line):
+            return RepairReport(shown, tuple(parse_session_bytes(data, shown)))
         backup = _install_backup(_synced_copy(session, tail, info), session)
         _replace_session(_synced_copy(session, kept, info), session)
-        return RepairReport(session, tuple(messages), tail, last_line, backup)
+        return RepairReport(shown, tuple(messages), tail, last_line, backup)
     finally:
         os.close(fd)
 

@@ -290,6 +290,19 @@ def test_repair_never_overwrites_an_older_backup(session: Path) -> None:
     assert (session.parent / "s.jsonl.torn.2").read_bytes() == b'{"ro'
 
 
+def test_repair_through_a_symlink_repairs_the_file_and_keeps_the_link(session: Path) -> None:
+    complete = session.read_bytes()
+    session.write_bytes(complete + b'{"ro')
+    link = session.parent / "link.jsonl"
+    link.symlink_to(session.name)
+    run = cli("repair", "link.jsonl", cwd=session.parent)
+    assert (
+        run.out
+        == "link.jsonl: cut the torn last line 5 (4 bytes) into s.jsonl.torn; 4 messages load\n"
+    )
+    assert link.is_symlink() and session.read_bytes() == complete
+
+
 @pytest.mark.parametrize(
     "damage",
     [b'{"role":"us\n{"role":"user","content":"x"}\n', b'{"role":"nope","content":"x"}'],
