@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     before = load_session(path)
     script = script_for(before)
     client = DiskWatchingClient(script.turns, path)
-    print(f"{path.name}: {len(before)} messages on disk before this run")
+    print(f"{path}: {len(before)} messages on disk before this run")
     print(f"user: {shorten(script.prompt)}")
     try:
         result = run_agent(
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     _print_requests(client.requests)
     print(f"assistant: {shorten(result.final.content)}")
     after = load_session(path)
-    print(f"{path.name}: {len(after)} messages on disk, {estimate_context_chars(after)} chars")
+    print(f"{path}: {len(after)} messages on disk, {estimate_context_chars(after)} chars")
     return 0
 
 

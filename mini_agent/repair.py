@@ -46,9 +46,9 @@ class RepairReport:
 
     def summary(self) -> str:
         if self.backup is None:
-            return f"{self.path.name}: nothing to repair, {len(self.messages)} messages load"
+            return f"{self.path}: nothing to repair, {len(self.messages)} messages load"
         return (
-            f"{self.path.name}: cut the torn last line {self.cut_line} ({len(self.cut)} bytes) "
+            f"{self.path}: cut the torn last line {self.cut_line} ({len(self.cut)} bytes) "
             f"into {self.backup.name}; {len(self.messages)} messages load"
         )
 
