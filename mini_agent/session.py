@@ -5,7 +5,10 @@ Chapter 34, sections "JSONL 的判别式读取", "写入与恢复的正常路径
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import math
 import os
 from typing import Any
 
@@ -38,6 +41,7 @@ class SessionFormatError(ValueError):
 
     def __init__(self, phrase: str, path: PathLike, line: int, detail: str) -> None:
         super().__init__(f"{phrase} {line}: {detail}")
+        self.phrase = phrase
         self.path = path
         self.line = line
         self.detail = detail
@@ -111,7 +115,14 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999: JSON.parse makes it Infinity, which no JSON can hold
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def load_session(path: PathLike) -> list[Message]:
@@ -126,10 +137,17 @@ def load_session(path: PathLike) -> list[Message]:
             data = file.read()
     except FileNotFoundError:
         return []  # no file yet: a session that has not started
+    return parse_session_bytes(data, path)
+
+
+def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
+    """The messages of a session file's bytes, strictly: `load_session` without the I/O."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        parse_session_bytes(data[:line_start], path)  # a bad line before it is the first error
+        line = 1 + data.count(b"\n", 0, line_start)
         raise SessionFormatError(INVALID_JSON, path, line, "not UTF-8") from err
     return parse_session_text(text, path)
 
@@ -137,24 +155,30 @@ def load_session(path: PathLike) -> list[Message]:
 def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
     """The messages of a session file's text, checked line by line as `load_session` does.
 
-    `load_session` reads and decodes the file, then calls this; an editor can call it on
-    what is typed. `path` only labels the errors.
+    An editor can call it on what is typed; `path` only labels the errors.
     """
     messages: list[Message] = []
     for number, line_text in enumerate(text.split("\n"), start=1):
-        if line_text.endswith("\r"):
-            line_text = line_text[:-1]  # CRLF files
-        if not line_text:
-            continue
-        try:
-            value = _decoder.decode(line_text)
-        except (ValueError, RecursionError) as err:
-            raise SessionFormatError(INVALID_JSON, path, number, _decode_detail(err)) from err
-        result = _narrow(value)
-        if isinstance(result, str):
-            raise SessionFormatError(INVALID_RECORD, path, number, result)
-        messages.append(result)
+        message = parse_session_line(line_text, path, number)
+        if message is not None:
+            messages.append(message)
     return messages
+
+
+def parse_session_line(line_text: str, path: PathLike, number: int) -> Message | None:
+    """One physical line: a message, `None` for a blank line, or `SessionFormatError`."""
+    if line_text.endswith("\r"):
+        line_text = line_text[:-1]  # CRLF files
+    if not line_text:
+        return None
+    try:
+        value = _decoder.decode(line_text)
+    except (ValueError, RecursionError) as err:
+        raise SessionFormatError(INVALID_JSON, path, number, _decode_detail(err)) from err
+    result = _narrow(value)
+    if isinstance(result, str):
+        raise SessionFormatError(INVALID_RECORD, path, number, result)
+    return result
 
 
 def _decode_detail(err: BaseException) -> str:
@@ -165,17 +189,15 @@ def _decode_detail(err: BaseException) -> str:
     return str(err)
 
 
-def _ends_without_newline(fd: int) -> bool:
-    size = os.fstat(fd).st_size
-    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-
-
 def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> None:
     """Append one message as one line, in one write; history is never rewritten.
 
     The message is checked first: a record that a later load would refuse is never written.
-    If the file's last line lacks its newline, one is written first, so the new record is
-    not glued onto it. New files are created with mode 0600: transcripts are private.
+    If the file's last line is a complete record without its newline, one is written first,
+    so the new record is not glued onto it; if that last line is torn (an interrupted
+    write), the append is refused with `SessionFormatError`, so the torn line stays the last
+    one and `repair` can cut it. A failed write is rolled back (see `_write_record`) and its
+    `OSError` propagates. New files are created with mode 0600: transcripts are private.
     """
     line = record_line(message)
     if parse_session_message(json.loads(line)) != message:
@@ -184,23 +206,72 @@ def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> 
             f"refusing to append a {message.role} message that would not load back unchanged"
         )
     payload = (line + "\n").encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = open_locked(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
-        _lock(fd)
-        if _ends_without_newline(fd):
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            _check_unterminated_last_line(fd, size, path)
             payload = b"\n" + payload
-        _write_all(fd, payload)
+        _write_record(fd, payload, size)
         if fsync:
             os.fsync(fd)
     finally:
         os.close(fd)  # closing releases the lock
 
 
-def _write_all(fd: int, payload: bytes) -> None:
-    view = memoryview(payload)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def _check_unterminated_last_line(fd: int, size: int, path: PathLike) -> None:
+    """Raise `SessionFormatError` unless the last line, lacking its newline, is a record.
+
+    The rare path: it reads the whole file to name the line as an editor numbers it.
+    """
+    data = read_all(fd, size)
+    start = data.rfind(b"\n") + 1
+    number = data.count(b"\n", 0, start) + 1
+    try:
+        parse_session_bytes(data[start:], path)
+    except SessionFormatError as err:
+        raise SessionFormatError(
+            err.phrase,
+            path,
+            number,
+            f"{err.detail}; refusing to append after an incomplete last line "
+            f"(`python -m mini_agent repair` can cut it)",
+        ) from err
+
+
+def _write_record(fd: int, payload: bytes, size: int) -> None:
+    """Write `payload` at the end of a file that held `size` bytes, or leave it as it was.
+
+    One write is the normal case. A short write (disk full, a signal) is continued while
+    the lock keeps other appenders out; if that fails too, or anything interrupts us, the
+    partial record is cut off again and the error propagates: the caller sees the failure
+    and the file holds exactly its complete records. Should even the cut fail, the torn
+    record stays as the file's last line, where `repair` can cut it.
+    """
+    try:
+        view = memoryview(payload)
+        while view:
+            written = os.write(fd, view)
+            if written == 0:
+                raise OSError(errno.EIO, "write made no progress")
+            view = view[written:]
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if os.fstat(fd).st_size > size:
+                os.ftruncate(fd, size)
+        raise
+
+
+def read_all(fd: int, size: int) -> bytes:
+    """The first `size` bytes of an open file (pread may return fewer than asked)."""
+    chunks, offset = [], 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 try:
@@ -208,11 +279,36 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory lock
     fcntl = None  # type: ignore[assignment]
 
+_REOPEN_ATTEMPTS = 100
 
-def _lock(fd: int) -> None:
-    # Serialises the newline check and the write between cooperating appenders.
-    if fcntl is not None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+
+def open_locked(path: PathLike, flags: int) -> int:
+    """Open `path` and hold an exclusive advisory lock on it (closing the fd releases it).
+
+    The lock serialises cooperating appenders and `repair`. Since `repair` replaces the
+    file by renaming a new one over it, a lock won on the old file is worthless: check that
+    the path still names the locked file, and open again if it does not.
+    """
+    for _ in range(_REOPEN_ATTEMPTS):
+        fd = os.open(path, flags | os.O_CLOEXEC, 0o600)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            if _names_same_file(path, os.fstat(fd)):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    raise OSError(errno.EAGAIN, "session file kept being replaced while opening it", str(path))
+
+
+def _names_same_file(path: PathLike, opened: os.stat_result) -> bool:
+    try:
+        current = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (current.st_dev, current.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 __all__ = [
@@ -223,7 +319,11 @@ __all__ = [
     "append_session",
     "calls",
     "load_session",
+    "open_locked",
+    "parse_session_bytes",
+    "parse_session_line",
     "parse_session_message",
     "parse_session_text",
+    "read_all",
     "record",
 ]

@@ -1,0 +1,403 @@
+"""`python -m mini_agent`: run as a reader runs it, in a subprocess; output and exit code."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mini_agent import UserMessage, append_session, load_session
+from mini_agent.cli import COMMANDS, main, module_command
+from mini_agent.messages import record_line
+from mini_agent.views import SessionView, TrimView, UnitsView
+
+from .helpers import multi_tool_history
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBCOMMANDS = ["check", "show", "trim", "demo", "repair"]
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def cli(*args: str, cwd: Path) -> Run:
+    done = subprocess.run(
+        [sys.executable, "-m", "mini_agent", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    path = tmp_path / "s.jsonl"
+    for message in multi_tool_history():
+        append_session(path, message)
+    return path
+
+
+def lines(*rows: str) -> str:
+    return "".join(row + "\n" for row in rows)
+
+
+# --- help and usage -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command", [[], *([name] for name in SUBCOMMANDS)], ids=["top", *SUBCOMMANDS]
+)
+def test_every_command_has_help_that_documents_the_exit_codes(
+    tmp_path: Path, command: list[str]
+) -> None:
+    run = cli(*command, "--help", cwd=tmp_path)
+    assert run.code == 0 and run.err == ""
+    assert run.out.startswith(f"usage: python -m mini_agent {' '.join(command)}".rstrip())
+    for code in ("0  done", "1  a session problem", "2  usage error"):
+        assert code in run.out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["nope"], ["check"], ["trim", "s.jsonl"], ["trim", "s.jsonl", "--max-chars", "0"],
+     ["trim", "s.jsonl", "--max-chars", "ten"], ["demo"], ["show", "s.jsonl", "--bogus"]],
+    ids=["no-command", "unknown-command", "no-file", "no-budget", "zero-budget", "text-budget",
+         "no-session", "unknown-option"],
+)  # fmt: skip
+def test_usage_errors_exit_2(session: Path, args: list[str]) -> None:
+    run = cli(*args, cwd=session.parent)
+    assert run.code == 2 and run.out == ""
+    assert "usage: python -m mini_agent" in run.err and "Traceback" not in run.err
+
+
+def test_the_console_script_is_declared_and_runs(tmp_path: Path) -> None:
+    (entry,) = importlib.metadata.entry_points(group="console_scripts", name="mini-agent")
+    assert entry.value == "mini_agent.cli:main"
+    script = Path(sys.executable).parent / "mini-agent"
+    done = subprocess.run([script, "--help"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("usage: mini-agent ")
+
+
+# --- check -----------------------------------------------------------------------------------------
+
+
+def test_check_counts_messages_by_role(session: Path) -> None:
+    run = cli("check", "s.jsonl", cwd=session.parent)
+    assert run == Run(0, "s.jsonl: 4 messages (1 user, 1 assistant, 2 tool), 353 chars\n", "")
+
+
+def test_check_points_at_the_bad_line_with_a_visible_excerpt(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"role":"user","content":"x"}\n\n{"role":"user","content":"a\tb\x01c"\n')
+    run = cli("check", "s.jsonl", cwd=tmp_path)
+    assert run.code == 1 and run.out == ""
+    assert run.err == lines(
+        "s.jsonl:3: invalid session JSON at line 3: Invalid control character at (column 28)",
+        '  3 | {\\"role\\":\\"user\\",\\"content\\":\\"a\\tb\\u0001c\\"',
+    )
+
+
+def test_check_names_a_bad_record(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role":"user","content":"x"}\n{"role":"assistant","content":"y"}\n')
+    run = cli("check", "s.jsonl", cwd=tmp_path)
+    assert run.code == 1
+    assert run.err.splitlines()[0] == (
+        "s.jsonl:2: invalid session record at line 2: "
+        "assistant needs toolCalls: an array of {id, name, input}"
+    )
+
+
+def test_check_shows_the_part_of_a_long_line_where_it_breaks(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role":"user","content":"' + "x" * 500 + '"}}\n')
+    run = cli("check", "s.jsonl", cwd=tmp_path)
+    excerpt = run.err.splitlines()[1]
+    assert excerpt.startswith("  1 | …") and "}}" in excerpt and len(excerpt) < 90
+
+
+def test_check_suggests_repair_for_a_torn_last_line(session: Path) -> None:
+    with session.open("ab") as file:
+        file.write(b'{"role":"assistant","content":"half')
+    run = cli("check", "s.jsonl", cwd=session.parent)
+    assert run.code == 1
+    assert run.err.splitlines()[0].startswith("s.jsonl:5: invalid session JSON at line 5: ")
+    assert run.err.splitlines()[2] == (
+        "  the last line is incomplete (an interrupted write?): "
+        "`python -m mini_agent repair s.jsonl` moves it to a backup file"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("missing.jsonl", "missing.jsonl: No such file or directory"), (".", ".: Is a directory")],
+)
+def test_os_errors_exit_1_with_one_line(tmp_path: Path, name: str, message: str) -> None:
+    for command in (["check", name], ["show", name], ["trim", name, "--max-chars", "9"],
+                    ["repair", name]):  # fmt: skip
+        run = cli(*command, cwd=tmp_path)
+        assert run == Run(1, "", f"python -m mini_agent: {message}\n"), command
+
+
+def test_permission_denied_exits_1_without_a_traceback(
+    session: Path, deny: Callable[[Path, int], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    deny(session, 0o200)  # no read permission (simulated when running as root)
+    assert main(["check", str(session)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"python -m mini_agent: {session}: Permission denied\n"
+
+
+# --- show and trim ----------------------------------------------------------------------------------
+
+
+def test_show_prints_the_session_view(session: Path) -> None:
+    run = cli("show", "s.jsonl", cwd=session.parent)
+    assert run == Run(0, repr(SessionView(multi_tool_history())) + "\n", "")
+    assert run.out.startswith("4 messages, 353 chars\n  [0] user             read two files\n")
+
+
+def test_show_units_groups_calls_with_their_results(session: Path) -> None:
+    run = cli("show", "--units", "s.jsonl", cwd=session.parent)
+    assert run == Run(0, repr(UnitsView.of(multi_tool_history())) + "\n", "")
+    assert "unit 2: [assistant(a,b) | tool a | tool b]" in run.out
+
+
+def test_trim_shows_kept_and_dropped_units(session: Path) -> None:
+    append_session(session, UserMessage("and now?"))
+    run = cli("trim", "s.jsonl", "--max-chars", "360", cwd=session.parent)
+    assert run == Run(0, repr(TrimView(load_session(session), 360)) + "\n", "")
+    assert run.out.splitlines() == [
+        "budget 360 chars: kept 2 of 3 units, 4 of 5 messages, 347 chars used",
+        "  dropped unit 1: [user]  43 chars",
+        "  kept    unit 2: [assistant(a,b) | tool a | tool b]  310 chars",
+        "  kept    unit 3: [user]  37 chars",
+    ]
+
+
+def test_trim_reports_the_chapters_budget_error(session: Path) -> None:
+    run = cli("trim", "s.jsonl", "--max-chars", "100", cwd=session.parent)
+    assert run.code == 1
+    assert run.out.startswith("budget 100 chars: context budget cannot contain the smallest")
+    assert run.err == (
+        "s.jsonl: context budget cannot contain the smallest consistent message unit\n"
+    )
+
+
+def test_trim_of_an_empty_session_cannot_be_empty(tmp_path: Path) -> None:
+    (tmp_path / "s.jsonl").write_bytes(b"")
+    run = cli("trim", "s.jsonl", "--max-chars", "100", cwd=tmp_path)
+    assert (run.code, run.err) == (1, "s.jsonl: context budget cannot be empty\n")
+
+
+# --- demo ---------------------------------------------------------------------------------------------
+
+
+def test_demo_runs_a_multi_tool_conversation_and_resumes_from_disk(tmp_path: Path) -> None:
+    first = cli("demo", "--session", "d.jsonl", cwd=tmp_path)
+    assert first == Run(
+        0,
+        lines(
+            "d.jsonl: 0 messages on disk before this run",
+            "user: read plan.txt and notes.txt",
+            "request 1: on disk 1 messages, 56 chars | sent messages 1-1, 56 chars",
+            "request 2: on disk 4 messages, 480 chars | sent messages 1-4, 480 chars",
+            "assistant: plan.txt says to trim; notes.txt says whole units only",
+            "d.jsonl: 5 messages on disk, 583 chars",
+        ),
+        "",
+    )
+    second = cli("demo", "--session", "d.jsonl", "--max-chars", "400", cwd=tmp_path)
+    assert second == Run(
+        0,
+        lines(
+            "d.jsonl: 5 messages on disk before this run",
+            "user: which file mentions the budget?",
+            "request 1: on disk 6 messages, 643 chars | sent messages 5-6, 163 chars",
+            "request 2: on disk 8 messages, 962 chars | sent messages 6-8, 379 chars",
+            "assistant: both do: plan.txt and notes.txt",
+            "d.jsonl: 9 messages on disk, 1042 chars",
+        ),
+        "",
+    )
+    assert len(load_session(tmp_path / "d.jsonl")) == 9
+
+
+def test_demo_records_an_unknown_tool_as_an_error_result(tmp_path: Path) -> None:
+    for _ in range(3):
+        run = cli("demo", "--session", "d.jsonl", cwd=tmp_path)
+        assert run.code == 0
+    assert "unknown tool: write" in (tmp_path / "d.jsonl").read_text()
+    assert "tool write-1!" in cli("show", "d.jsonl", cwd=tmp_path).out
+
+
+def test_demo_stops_with_the_budget_error_and_keeps_the_session(tmp_path: Path) -> None:
+    run = cli("demo", "--session", "d.jsonl", "--max-chars", "200", cwd=tmp_path)
+    assert run.code == 1
+    assert run.out.splitlines()[-1] == (
+        "request 1: on disk 1 messages, 56 chars | sent messages 1-1, 56 chars"
+    )
+    assert run.err == (
+        "d.jsonl: context budget cannot contain the smallest consistent message unit"
+        " (budget 200 chars)\n"
+    )
+    assert cli("check", "d.jsonl", cwd=tmp_path).code == 0  # what was recorded still loads
+
+
+def test_demo_refuses_a_damaged_session(session: Path) -> None:
+    session.write_bytes(session.read_bytes() + b"{oops}\n")
+    run = cli("demo", "--session", "s.jsonl", cwd=session.parent)
+    assert run.code == 1 and run.err.startswith("s.jsonl:5: invalid session JSON at line 5")
+
+
+# --- repair -------------------------------------------------------------------------------------------
+
+
+def test_repair_moves_a_torn_last_line_to_a_backup(session: Path) -> None:
+    complete = session.read_bytes()
+    session.write_bytes(complete + b'{"role":"tool","content":"cut sho')
+    run = cli("repair", "s.jsonl", cwd=session.parent)
+    assert run == Run(
+        0, "s.jsonl: cut the torn last line 5 (33 bytes) into s.jsonl.torn; 4 messages load\n", ""
+    )
+    assert session.read_bytes() == complete
+    assert (session.parent / "s.jsonl.torn").read_bytes() == b'{"role":"tool","content":"cut sho'
+    again = cli("repair", "s.jsonl", cwd=session.parent)
+    assert again == Run(0, "s.jsonl: nothing to repair, 4 messages load\n", "")
+
+
+def test_repair_never_overwrites_an_older_backup(session: Path) -> None:
+    complete = session.read_bytes()
+    for tail in (b'{"role":"us', b'{"ro'):
+        session.write_bytes(complete + tail)
+        assert cli("repair", "s.jsonl", cwd=session.parent).code == 0
+    assert (session.parent / "s.jsonl.torn").read_bytes() == b'{"role":"us'
+    assert (session.parent / "s.jsonl.torn.2").read_bytes() == b'{"ro'
+
+
+def test_repair_through_a_symlink_repairs_the_file_and_keeps_the_link(session: Path) -> None:
+    complete = session.read_bytes()
+    session.write_bytes(complete + b'{"ro')
+    link = session.parent / "link.jsonl"
+    link.symlink_to(session.name)
+    run = cli("repair", "link.jsonl", cwd=session.parent)
+    assert (
+        run.out
+        == "link.jsonl: cut the torn last line 5 (4 bytes) into s.jsonl.torn; 4 messages load\n"
+    )
+    assert link.is_symlink() and session.read_bytes() == complete
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b'{"role":"us\n{"role":"user","content":"x"}\n', b'{"role":"nope","content":"x"}'],
+    ids=["bad-line-before-the-last", "complete-but-invalid-last-line"],
+)
+def test_repair_refuses_other_damage_and_leaves_the_file(session: Path, damage: bytes) -> None:
+    damaged = session.read_bytes() + damage
+    session.write_bytes(damaged)
+    run = cli("repair", "s.jsonl", cwd=session.parent)
+    assert run.code == 1 and run.out == ""
+    assert run.err.startswith("s.jsonl:5: invalid session ")
+    assert run.err.endswith("s.jsonl: not a torn last line; repair refused, file left untouched\n")
+    assert session.read_bytes() == damaged
+    assert sorted(p.name for p in session.parent.iterdir()) == ["s.jsonl"]
+
+
+# --- big sessions ----------------------------------------------------------------------------------
+
+
+def test_a_hundred_thousand_lines_check_and_show(tmp_path: Path) -> None:
+    history = multi_tool_history()
+    text = "".join(record_line(history[n % 4]) + "\n" for n in range(100_000))
+    (tmp_path / "s.jsonl").write_text(text, encoding="utf-8")
+    check = cli("check", "s.jsonl", cwd=tmp_path)
+    assert check == Run(
+        0, "s.jsonl: 100000 messages (25000 user, 25000 assistant, 50000 tool), 8825000 chars\n", ""
+    )
+    show = cli("show", "s.jsonl", cwd=tmp_path)
+    assert show.code == 0 and show.err == ""
+    rows = show.out.splitlines()
+    assert len(rows) == 100_001 and rows[-1] == "  [99999] tool b           contents of b"
+
+
+def test_show_piped_into_a_reader_that_stops_early_is_quiet(tmp_path: Path) -> None:
+    text = "".join(record_line(UserMessage(f"message {n}")) + "\n" for n in range(50_000))
+    (tmp_path / "s.jsonl").write_text(text, encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mini_agent", "show", "s.jsonl"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline() == f"50000 messages, {len(text)} chars\n".encode()
+    process.stdout.close()  # like `| head -1`
+    assert process.stderr.read() == b""
+    assert process.wait(timeout=60) == 1
+
+
+# --- one more subcommand from a module ---------------------------------------------------------
+
+
+PLUGIN = textwrap.dedent(
+    '''
+    """greet someone (a stand-in for a colleague's `chat`)
+
+    Prints a greeting; fails with an OS error when asked to.
+    """
+    import argparse
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--fail", action="store_true")
+
+    def run(args: argparse.Namespace) -> int:
+        if args.fail:
+            raise FileNotFoundError(2, "No such file or directory", "elsewhere.jsonl")
+        print(f"hello {args.name}")
+        return 0
+    '''
+)
+
+
+def test_a_module_becomes_a_subcommand_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "greet_plugin.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    commands = (*COMMANDS, module_command("greet_plugin"))  # the one line
+    assert main(["greet_plugin", "--name", "reader"], commands=commands) == 0
+    assert capsys.readouterr().out == "hello reader\n"
+    assert main(["greet_plugin", "--name", "x", "--fail"], commands=commands) == 1
+    assert capsys.readouterr().err == (
+        "python -m mini_agent: elsewhere.jsonl: No such file or directory\n"
+    )
+    with pytest.raises(SystemExit) as help_exit:
+        main(["--help"], commands=commands)
+    assert help_exit.value.code == 0
+    listed = capsys.readouterr().out.split()
+    assert listed[listed.index("greet_plugin") + 1 :][:2] == ["greet", "someone"]
+
+
+def test_the_chat_registration_contract_is_add_arguments_and_run() -> None:
+    demo = next(command for command in COMMANDS if command.name == "demo")
+    parser = argparse.ArgumentParser()
+    demo.add_arguments(parser)
+    assert parser.parse_args(["--session", "f"]).session == "f"
+    assert demo.help.startswith("run a scripted multi-tool conversation")
