@@ -1,4 +1,4 @@
-"""`python -m mini_agent chat`: the chapter's loop assembled by hand, against a live model.
+"""talk to a live OpenAI-compatible model: the chapter's loop, assembled by hand
 
 The chapter leaves the assembly for later ("装配是下一章的事"): `run_agent` resumes and trims
 only when it is given `session_path` and `context_max_chars`. This command passes both, reads

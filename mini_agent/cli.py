@@ -193,6 +193,7 @@ COMMANDS: tuple[Command, ...] = (
         "the characters used, or the chapter's budget error (exit 1).",
     ),
     module_command("mini_agent.demo"),
+    module_command("mini_agent.chat"),
     Command(
         "repair",
         "cut a torn last line into a backup file; refuse other damage",

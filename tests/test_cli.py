@@ -21,7 +21,7 @@ from mini_agent.views import SessionView, TrimView, UnitsView
 from .helpers import multi_tool_history
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBCOMMANDS = ["check", "show", "trim", "demo", "repair"]
+SUBCOMMANDS = ["check", "show", "trim", "demo", "chat", "repair"]
 
 
 @dataclass(frozen=True)
