@@ -43,6 +43,25 @@ def sample_session() -> list[Message]:
     ]
 
 
+def chapter_picture() -> list[Message]:
+    """The history the chapter draws: `[user] [assistant{calls:a,b}] [tool a] [tool b]`.
+
+    Notebook 04 walks the unit scan over it, and the browser test presses its stepper.
+    """
+    return [
+        UserMessage("读一下 a.txt 和 b.txt"),
+        AssistantMessage(
+            "两个文件都读一下",
+            (
+                ToolCall("a", "read_file", {"path": "a.txt"}),
+                ToolCall("b", "read_file", {"path": "b.txt"}),
+            ),
+        ),
+        ToolMessage("a", "a.txt 的内容"),
+        ToolMessage("b", "b.txt 的内容"),
+    ]
+
+
 def sample_session_text() -> str:
     """The sample session as a session file holds it: one JSON line per message."""
     return "".join(record_line(message) + "\n" for message in sample_session())

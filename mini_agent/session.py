@@ -183,7 +183,8 @@ def parse_session_line(line_text: str, path: PathLike, number: int) -> Message |
 
 def _decode_detail(err: BaseException) -> str:
     if isinstance(err, json.JSONDecodeError):
-        return f"{err.msg} (column {err.colno})"
+        # "Unterminated string starting at" + " at column 38" would say "at" twice
+        return f"{err.msg.removesuffix(' at')} at column {err.colno}"
     if isinstance(err, RecursionError):
         return "nested too deeply"
     return str(err)

@@ -63,8 +63,9 @@ class SessionView:
 
     def __repr__(self) -> str:
         rows = [f"{len(self.messages)} messages, {estimate_context_chars(self.messages)} chars"]
+        width = len(str(len(self.messages) - 1))  # `[ 9]` lines up with `[10]`
         for index, message in enumerate(self.messages):
-            rows.append(f"  [{index}] {label(message):<16} {_detail(message)}")
+            rows.append(f"  [{index:>{width}}] {label(message):<16} {_detail(message)}")
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
@@ -94,6 +95,10 @@ def _unit_html(unit: Sequence[Message], note: str, kept: bool | None = None) -> 
     )
 
 
+def _count_units(count: int) -> str:
+    return f"{count} unit" if count == 1 else f"{count} units"
+
+
 @dataclass(frozen=True)
 class UnitsView:
     """Consistent units (oldest first), each drawn as one box."""
@@ -105,7 +110,7 @@ class UnitsView:
         return cls(context_units(messages))
 
     def __repr__(self) -> str:
-        rows = [f"{len(self.units)} units"]
+        rows = [_count_units(len(self.units))]
         for number, unit in enumerate(self.units, start=1):
             chars = estimate_context_chars(unit)
             rows.append(f"  unit {number}: {_unit_text(unit)}  {chars} chars")
@@ -116,7 +121,7 @@ class UnitsView:
             _unit_html(unit, f"unit {number} · {estimate_context_chars(unit)} chars")
             for number, unit in enumerate(self.units, start=1)
         )
-        return f"<div>{boxes}<p>{len(self.units)} units</p></div>"
+        return f"<div>{boxes}<p>{_count_units(len(self.units))}</p></div>"
 
 
 @dataclass(frozen=True)

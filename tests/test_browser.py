@@ -1,15 +1,18 @@
 """The explorers in a real browser: JupyterLab headless, Debian's Chromium through Playwright.
 
-The test writes a notebook into a temp dir, runs all its cells in JupyterLab, moves the budget
-slider and presses the unit stepper's Next, and checks that the page then shows what the
-package computes for the new values. Screenshots go to `screenshots/` (git-ignored). Every
-process the test starts (JupyterLab, its kernel, Chromium) is stopped, pass or fail.
+The test copies the real notebooks 05 (budget slider) and 04 (unit-scan stepper) into a temp
+dir (the repository's copies are never opened, so nothing in the repo changes), runs all their
+cells in JupyterLab, moves the slider and presses the stepper's buttons, and checks that the page
+then shows what the package computes for the new values, from the inputs the notebooks use.
+Screenshots go to `screenshots/` (git-ignored). Every process the test starts (JupyterLab, its
+kernels, Chromium) is stopped, pass or fail.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,6 +20,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +28,7 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
 from mini_agent.explorer_logic import scan_position_text, unit_scan_steps
-from mini_agent.explorers import BudgetExplorer
-from mini_agent.samples import sample_session
+from mini_agent.samples import chapter_picture, sample_session
 from mini_agent.views import TrimView
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,12 +36,8 @@ SCREENSHOTS = ROOT / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 TOKEN = "explorers-browser-test"
-NOTEBOOK = "explorers.ipynb"
-FIXTURE_CELLS = [  # later: notebooks/05 (budget slider) and notebooks/04 (unit stepper)
-    "from mini_agent.explorers import BudgetExplorer, UnitScanStepper",
-    "budget = BudgetExplorer()\nbudget",
-    "stepper = UnitScanStepper()\nstepper",
-]
+BUDGET_NOTEBOOK = "05_character_budget.ipynb"  # BudgetExplorer() over sample_session()
+STEPPER_NOTEBOOK = "04_context_units.ipynb"  # UnitScanStepper(history), history = chapter_picture()
 
 
 def free_port() -> int:
@@ -85,16 +84,10 @@ class Lab:
     log: Path
 
 
-def write_fixture_notebook(folder: Path) -> None:
-    cells: list[dict[str, object]] = [
-        {"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
-         "execution_count": None}
-        for source in FIXTURE_CELLS
-    ]  # fmt: skip
-    kernel = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    notebook = {"cells": cells, "metadata": {"kernelspec": kernel}, "nbformat": 4,
-                "nbformat_minor": 5}  # fmt: skip
-    (folder / NOTEBOOK).write_text(json.dumps(notebook), encoding="utf-8")
+def copy_notebooks(folder: Path) -> None:
+    """The real notebooks, copied: JupyterLab saves what it runs, and the repo must not change."""
+    for name in (BUDGET_NOTEBOOK, STEPPER_NOTEBOOK):
+        shutil.copy(ROOT / "notebooks" / name, folder / name)
 
 
 def write_lab_settings(settings: Path) -> None:
@@ -145,11 +138,12 @@ def stop(lab: Lab) -> set[int]:
     return started
 
 
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    tmp_path = tmp_path_factory.mktemp("lab")
     notebooks, settings = tmp_path / "notebooks", tmp_path / "settings"
     notebooks.mkdir()
-    write_fixture_notebook(notebooks)
+    copy_notebooks(notebooks)
     write_lab_settings(settings)
     port = free_port()
     env = dict(os.environ)
@@ -194,47 +188,87 @@ def run_all_cells(page: Page) -> None:
     item.click()
 
 
-def test_explorers_respond_in_jupyterlab(lab: Lab) -> None:
+def code_cell_count(name: str) -> int:
+    notebook = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+    return sum(1 for cell in notebook["cells"] if cell["cell_type"] == "code")
+
+
+@contextmanager
+def notebook_page(lab: Lab, name: str) -> Iterator[Page]:
+    """`name` open in JupyterLab (its own workspace), every cell run, in a fresh Chromium."""
     assert CHROMIUM.exists(), "install Debian's Chromium: apt-get install -y chromium"
     SCREENSHOTS.mkdir(exist_ok=True)
-    messages = sample_session()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1600})
-            page.goto(f"{lab.url}/lab/tree/{NOTEBOOK}?token={TOKEN}")
+            workspace = Path(name).stem.replace("_", "-")
+            page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={TOKEN}")
             page.locator(".jp-Notebook").wait_for(timeout=60_000)
             kernel = page.get_by_text("Python 3 (ipykernel) | Idle")
             expect(kernel).to_be_visible(timeout=60_000)
             run_all_cells(page)
-            page.screenshot(path=SCREENSHOTS / "explorers-0-run-all.png", full_page=True)
-            outputs = page.locator(".jp-Notebook")
-            initial = BudgetExplorer().slider.value
-            start = TrimView(messages, initial).summary()
-            expect(outputs.first).to_contain_text(start, timeout=60_000)
-            expect(page.get_by_text("start: index=14, units = []")).to_be_visible()
-            page.screenshot(path=SCREENSHOTS / "explorers-1-loaded.png", full_page=True)
-
-            handle = page.locator(".widget-slider .noUi-handle").first
-            box = handle.bounding_box()
-            assert box is not None
-            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-            page.mouse.move(x, y)
-            page.mouse.down()
-            page.mouse.move(x - 200, y, steps=10)
-            page.mouse.up()
-            readout = page.locator(".widget-readout").first
-            expect(readout).not_to_have_text(str(initial))
-            moved = int(readout.inner_text())
-            expected = TrimView(messages, moved).summary()
-            assert expected != start
-            expect(outputs.first).to_contain_text(expected, timeout=30_000)
-            page.screenshot(path=SCREENSHOTS / "explorers-2-budget-moved.png", full_page=True)
-
-            page.get_by_role("button", name="Next ▶").first.click()
-            steps = unit_scan_steps(messages)
-            first_step = scan_position_text(messages, steps, 1).splitlines()[0]
-            expect(page.get_by_text(first_step)).to_be_visible(timeout=30_000)
-            page.screenshot(path=SCREENSHOTS / "explorers-3-stepper-next.png", full_page=True)
+            last = f"[{code_cell_count(name)}]:"  # the last cell's prompt once it has run
+            expect(page.locator(".jp-InputPrompt", has_text=last)).to_have_count(1, timeout=60_000)
+            expect(kernel).to_be_visible(timeout=60_000)
+            yield page
         finally:
             browser.close()
+
+
+def test_budget_slider_in_notebook_05_shows_what_trim_context_keeps(lab: Lab) -> None:
+    messages = sample_session()  # what BudgetExplorer() shows in the notebook
+    with notebook_page(lab, BUDGET_NOTEBOOK) as page:
+        explorer = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider"))
+        expect(explorer).to_have_count(1)
+        explorer.scroll_into_view_if_needed()
+        readout = explorer.locator(".widget-readout")
+        landed = int(readout.inner_text())  # where the notebook's checked cell left it
+        start = TrimView(messages, landed).summary()
+        expect(explorer).to_contain_text(start, timeout=30_000)
+        explorer.screenshot(path=SCREENSHOTS / "05-budget-after-run-all.png")
+
+        handle = explorer.locator(".noUi-handle")
+        box = handle.bounding_box()
+        assert box is not None
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x - 200, y, steps=10)
+        page.mouse.up()
+        expect(readout).not_to_have_text(str(landed))
+        moved = int(readout.inner_text())
+        expected = TrimView(messages, moved).summary()
+        assert expected != start
+        expect(explorer).to_contain_text(expected, timeout=30_000)
+        explorer.screenshot(path=SCREENSHOTS / "05-budget-moved.png")
+
+
+def test_unit_stepper_in_notebook_04_steps_through_the_chapters_scan(lab: Lab) -> None:
+    history = chapter_picture()  # notebook 04's `history`
+    steps = unit_scan_steps(history)
+    texts = [scan_position_text(history, steps, at).splitlines() for at in range(len(steps) + 1)]
+    with notebook_page(lab, STEPPER_NOTEBOOK) as page:
+        explorer = page.locator(".jp-OutputArea-output").filter(
+            has=page.get_by_role("button", name="Next ▶")
+        )
+        expect(explorer).to_have_count(1)
+        explorer.scroll_into_view_if_needed()
+        prev = explorer.get_by_role("button", name="◀ Prev")
+        next_ = explorer.get_by_role("button", name="Next ▶")
+        # the notebook's checked cell clicked Next to the end of the scan, on this same widget
+        expect(next_).to_be_disabled()
+        for line in texts[-1]:
+            expect(explorer).to_contain_text(line)
+        for _ in steps:
+            prev.click()
+        expect(explorer).to_contain_text(texts[0][0])
+        expect(prev).to_be_disabled()
+        explorer.screenshot(path=SCREENSHOTS / "04-stepper-start.png")
+
+        for at in range(1, len(steps) + 1):
+            next_.click()
+            for line in texts[at]:
+                expect(explorer).to_contain_text(line, timeout=30_000)
+            explorer.screenshot(path=SCREENSHOTS / f"04-stepper-step-{at}.png")
+        expect(next_).to_be_disabled()

@@ -191,3 +191,29 @@ def test_format_errors_compare_by_phrase_and_line_number() -> None:
     assert not _same_load(expected, ("error", "ValueError: invalid session JSON at line 20"))
     assert not _same_load(expected, ("error", "ValueError: invalid session record at line 2"))
     assert not _same_load(expected, ("value", []))
+
+
+def test_a_load_failure_names_the_phrase_and_line_not_an_exception_type() -> None:
+    def skipping_bad_json(path: Path) -> list[Message]:
+        try:
+            return load_session(path)
+        except ValueError:
+            return []
+
+    (detail,) = [
+        r.detail
+        for r in check_load_session(skipping_bad_json).results
+        if r.name == "line 2 truncated JSON"
+    ]
+    assert (
+        detail
+        == "should raise an error starting with 'invalid session JSON at line 2', but returned []"
+    )
+
+
+def test_a_record_line_that_writes_nan_is_told_any_exception_will_do() -> None:
+    def writes_nan(message: Message) -> str:
+        return json.dumps(to_record(message), ensure_ascii=False, separators=(",", ":"))
+
+    (detail,) = [r.detail for r in check_record_line(writes_nan).results if not r.passed]
+    assert detail.startswith("should raise (any exception), but returned ")

@@ -75,6 +75,13 @@ def test_per_message_trimming_fails_the_half_pair_and_error_cases() -> None:
     assert "budget holds everything" not in names
 
 
+def test_a_missing_error_is_described_by_its_message_not_its_type() -> None:
+    details = {r.name: r.detail for r in check_trim_context(per_message_trim).results}
+    assert details["nothing to send: budget cannot be empty"] == (
+        "should raise an error with the message 'context budget cannot be empty', but returned []"
+    )
+
+
 def test_any_exception_type_with_the_chapters_phrase_passes() -> None:
     def plain_value_error(messages: Sequence[Message], max_chars: int) -> list[Message]:
         try:

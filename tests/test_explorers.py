@@ -25,9 +25,9 @@ from mini_agent.explorer_logic import (
 )
 from mini_agent.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
 from mini_agent.messages import record_line
-from mini_agent.samples import sample_session, sample_session_text
+from mini_agent.samples import chapter_picture, sample_session, sample_session_text
 from mini_agent.session import parse_session_text
-from mini_agent.views import SessionView, TrimView
+from mini_agent.views import SessionView, TrimView, label
 
 from .helpers import multi_tool_history
 
@@ -283,3 +283,11 @@ def test_driving_explorers_prints_nothing(capsys: pytest.CaptureFixture[str]) ->
     editor.text.value = "{"
     run.next.click()
     assert capsys.readouterr() == ("", "")
+
+
+def test_chapter_picture_is_one_user_unit_and_one_two_tool_unit() -> None:
+    units = context_units(chapter_picture())
+    assert [[label(m) for m in unit] for unit in units] == [
+        ["user"],
+        ["assistant(a,b)", "tool a", "tool b"],
+    ]

@@ -236,7 +236,7 @@ def test_malformed_arguments_become_error_results_and_the_loop_goes_on(
             ),
             ToolMessage(
                 "call_1",
-                "invalid JSON arguments for tool read: Expecting ',' delimiter (column 17)",
+                "invalid JSON arguments for tool read: Expecting ',' delimiter at column 17",
                 is_error=True,
             ),
             ToolMessage(

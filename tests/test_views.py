@@ -48,6 +48,18 @@ def test_session_view_lists_every_message() -> None:
     )
 
 
+def test_session_view_lines_up_two_digit_indexes() -> None:
+    rows = repr(SessionView([UserMessage(f"q{n}") for n in range(11)])).splitlines()
+    assert rows[1] == "  [ 0] user             q0"
+    assert rows[11] == "  [10] user             q10"
+
+
+def test_units_view_says_one_unit_in_the_singular() -> None:
+    view = UnitsView.of([UserMessage("alone")])
+    assert repr(view).splitlines()[0] == "1 unit"
+    assert "<p>1 unit</p>" in view._repr_html_()
+
+
 def test_units_view_boxes_each_unit() -> None:
     view = UnitsView.of(history())
     assert repr(view) == "\n".join(
