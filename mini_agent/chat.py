@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .agent import AgentTurnLimitError, run_agent
+from .arguments import positive_int
 from .context import ContextBudgetError, estimate_context_chars
 from .messages import JSON, Message, dumps_json
 from .model_client import ModelClient, StreamEvent, TextDelta
@@ -46,16 +47,6 @@ DEMO_TOOLS = (
 )
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
-
-
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -73,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-chars",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="context budget in characters for each request (default: send everything)",
     )
