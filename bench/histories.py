@@ -13,7 +13,8 @@ _WORDS = (
     "读取文件 查找失败的测试 然后修改函数 "
     "def trim(messages, budget): return messages[-budget:] "
 )
-_TEXT = "".join(random.Random(0).choice(_WORDS.split(" ")) + " " for _ in range(20_000))
+_PICK = random.Random(0)
+_TEXT = "".join(_PICK.choice(_WORDS.split()) + " " for _ in range(20_000))
 _TOOLS = ("read", "grep", "edit", "bash")
 
 

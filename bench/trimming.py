@@ -26,8 +26,8 @@ from .timing import best_time, time_with_deadline
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 TURN_BUDGET = 200_000
-DEADLINE = 120.0  # seconds before a literal run is stopped
-NOT_STARTED = 10  # ... and a size whose n² estimate exceeds this many deadlines is not started
+DEADLINE = 300.0  # wall-clock seconds before a literal run is stopped
+NOT_STARTED = 3  # ... and a size whose n² estimate exceeds this many deadlines is not started
 
 
 @dataclass
@@ -304,17 +304,21 @@ def _targets(results: Sequence[SizeResult]) -> str:
             None if r.full_literal_estimate is None else r.full_literal_estimate / r.full_cold
         )
         if measured is not None:
-            text = f"measured {report.ratio(measured)}"
-            met = measured >= 1000
+            text = f"measured {report.ratio(measured)} — {report.verdict(measured >= 1000)}"
         else:
             bound = DEADLINE / r.full_cold
-            text = f"more than {report.ratio(bound)} (literal stopped or not started)"
+            text = f"more than {report.ratio(bound)} (the literal run was not finished)"
             if estimated is not None:
                 text += f", ≈ {report.ratio(estimated)} by the n² estimate"
-            met = bound >= 1000 or (estimated is not None and estimated >= 1000)
+            if bound >= 1000:
+                text += " — met"
+            elif estimated is not None and estimated >= 1000:
+                text += " — met by the estimate, not by a finished run"
+            else:
+                text += " — **missed**"
         lines.append(
             f"- trim_context at 100k (sizes not yet known) ≥ 1000x faster than the literal "
-            f"algorithm: {text} — {report.verdict(met)}"
+            f"algorithm: {text}"
         )
         for label, ours, theirs in (
             ("full-history budget, sizes not yet known", r.full_cold, r.full_langchain),
