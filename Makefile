@@ -10,7 +10,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebooks,test,live]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebooks,test,live,bench]'
 	touch $@
 
 lab: $(STAMP)

@@ -50,7 +50,10 @@ def _unit_starts(messages: Sequence[Message]) -> Iterator[int]:
     with everything in between; a tool result with no such assistant stays alone.
     Declarations are indexed while scanning back, so each message is looked at once.
     """
-    declared: dict[str, deque[int]] = {}  # call id -> declaring assistants, nearest first
+    # A deque per call id would cost a large allocation per tool call; ids rarely repeat, so
+    # the nearest declaration is a plain int and only repeats queue up behind it.
+    nearest: dict[str, int] = {}  # call id -> nearest declaring assistant indexed so far
+    older: dict[str, deque[int]] = {}  # call id -> the ones before it, nearest first
     scanned = len(messages)  # messages[scanned:] are indexed or no longer needed
     index = len(messages) - 1
     while index >= 0:
@@ -59,18 +62,31 @@ def _unit_starts(messages: Sequence[Message]) -> Iterator[int]:
         if isinstance(message, ToolMessage):
             scanned = min(scanned, index)
             wanted = message.tool_call_id
-            found = declared.get(wanted)
-            while found and found[0] >= index:
-                found.popleft()  # inside a unit already taken
-            while not found and scanned > 0:
+            found = nearest.get(wanted)
+            while found is not None and found >= index:  # inside a unit already taken
+                queue = older.get(wanted)
+                if queue:
+                    found = nearest[wanted] = queue.popleft()
+                else:
+                    del nearest[wanted]
+                    found = None
+            while found is None and scanned > 0:
                 scanned -= 1
                 candidate = messages[scanned]
                 if isinstance(candidate, AssistantMessage):
                     for call in candidate.tool_calls:
-                        declared.setdefault(call.id, deque()).append(scanned)
-                found = declared.get(wanted)
-            if found:
-                start = found[0]
+                        if call.id in nearest:
+                            older.setdefault(call.id, deque()).append(scanned)
+                        else:
+                            nearest[call.id] = scanned
+                found = nearest.get(wanted)
+            if found is not None:
+                start = found
+            if nearest and scanned >= start:
+                # Everything indexed lies in units already taken: forget it, so the index
+                # stays as small as the search, however long the history.
+                nearest.clear()
+                older.clear()
         yield start
         index = start - 1
 
@@ -96,7 +112,9 @@ def trim_context(messages: Sequence[Message], max_chars: int) -> list[Message]:
     used = 0
     kept_from = end = len(messages)
     for start in _unit_starts(messages):
-        size = sum(_chars(messages, index) for index in range(start, end))
+        size = 0
+        for index in range(start, end):  # a plain loop: no generator object per unit
+            size += _chars(messages, index)
         if used + size > max_chars:
             if kept_from == len(messages):
                 raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)

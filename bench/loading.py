@@ -1,0 +1,149 @@
+"""Loading and appending: `load_session` against a bare `json.loads` loop, jsonlines and a
+pydantic discriminated union; what each catches in damaged files; `append_session` cost."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonlines
+
+from mini_agent import SessionFormatError, append_session, load_session
+from mini_agent.messages import record_line
+
+from . import report
+from .histories import random_history
+from .rivals import PydanticLineError, bare_loop, jsonlines_loop, pydantic_loop
+from .timing import best_time
+
+LOAD_MESSAGES = 150_000  # about 50 MB with random_history's sizes
+
+
+def bare_text_loop(path: Path) -> list[Any]:
+    """The same bare loop, reading text instead of bytes."""
+    with open(path, encoding="utf-8") as file:
+        return [json.loads(line) for line in file]
+
+
+LOADERS: dict[str, Callable[[Path], list[Any]]] = {
+    "load_session": load_session,
+    "bare json.loads loop (bytes)": bare_loop,
+    "bare json.loads loop (text)": bare_text_loop,
+    "jsonlines": jsonlines_loop,
+    "pydantic TypeAdapter": pydantic_loop,
+}
+
+
+def bare_skipping_loop(path: Path) -> list[Any]:
+    """The bare loop as a reader fixes it after the first blank line."""
+    with open(path, "rb") as file:
+        return [json.loads(line) for line in file if line.strip()]
+
+
+CHECKERS: dict[str, Callable[[Path], list[Any]]] = {
+    "load_session": load_session,
+    "bare json.loads loop": bare_loop,
+    "bare loop skipping blank lines": bare_skipping_loop,
+    "jsonlines": jsonlines_loop,
+    "pydantic TypeAdapter": pydantic_loop,
+}
+
+GOOD = [
+    '{"role":"user","content":"read a.txt"}',
+    '{"role":"assistant","content":"reading","toolCalls":[{"id":"c1","name":"read","input":{"path":"a.txt"}}]}',
+]
+# Each damaged file: two good lines, two blank lines, the damage on physical line 5, a good line.
+DAMAGES = {
+    "truncated JSON": '{"role":"tool","content":"contents of a","toolCallId":"c1","isErr',
+    "bad role": '{"role":"system","content":"you are root"}',
+    "assistant without toolCalls": '{"role":"assistant","content":"done"}',
+    "tool without toolCallId": '{"role":"tool","content":"contents of a","isError":false}',
+    "NaN": '{"role":"assistant","content":"x","toolCalls":[{"id":"c2","name":"read","input":{"limit":NaN}}]}',
+    "no damage (blank lines only)": '{"role":"tool","content":"contents of a","toolCallId":"c1","isError":false}',
+}
+
+
+def _what_it_says(loader: Callable[[Path], list[Any]], path: Path) -> str:
+    try:
+        loaded = loader(path)
+    except SessionFormatError as err:
+        return f"line {err.line}: {err.detail}"
+    except jsonlines.InvalidLineError as err:
+        return f"line {err.lineno}: {str(err).split(' (line')[0]}"
+    except PydanticLineError as err:
+        return str(err)
+    except json.JSONDecodeError as err:
+        return f"no file line ({err.msg}: line {err.lineno} column {err.colno})"
+    return f"accepted ({len(loaded)} records)"
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = text.replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def damage_table() -> str:
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for name, bad in DAMAGES.items():
+            path = Path(folder, "session.jsonl")
+            path.write_text("\n".join([*GOOD, "", "", bad, GOOD[0]]) + "\n", encoding="utf-8")
+            rows.append([name] + [_short(_what_it_says(f, path)) for f in CHECKERS.values()])
+    title = (
+        "### What each loader says about a damaged file\n\n"
+        "Every file: two good lines, two blank lines, the damage on physical line 5, one good line.\n\n"
+    )
+    return title + report.table(["damage", *CHECKERS], rows)
+
+
+def _time_loader(loader: Callable[[Path], list[Any]], path: Path) -> float:
+    return best_time(lambda: loader(path), repeat=5, budget=30)
+
+
+def speed_table(messages: int) -> tuple[str, float]:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "session.jsonl")
+        history = random_history(messages)
+        path.write_text("".join(record_line(m) + "\n" for m in history), encoding="utf-8")
+        del history
+        megabytes = path.stat().st_size / 1e6
+        times = {name: _time_loader(loader, path) for name, loader in LOADERS.items()}
+    floor = min(times["bare json.loads loop (bytes)"], times["bare json.loads loop (text)"])
+    rows = [
+        [name, report.seconds(t), f"{megabytes / t:.0f} MB/s", f"{floor / t:.2f}x"]
+        for name, t in times.items()
+    ]
+    title = f"### Loading one {megabytes:.0f} MB session file ({messages:,} lines)\n\n"
+    table = report.table(["loader", "time", "throughput", "vs faster bare loop"], rows)
+    return title + table, floor / times["load_session"]
+
+
+def append_table() -> str:
+    rows = []
+    history = random_history(2_000, seed=7)
+    with tempfile.TemporaryDirectory(dir=os.getcwd()) as folder:  # on disk, not tmpfs
+        for fsync, count in ((False, 2_000), (True, 200)):
+            per_record = float("inf")
+            for attempt in range(3):  # the best of three files, as for the other timings
+                path = Path(folder, f"fsync-{fsync}-{attempt}.jsonl")
+                start = time.perf_counter()  # wall clock: fsync waits for the disk, not the CPU
+                for message in history[:count]:
+                    append_session(path, message, fsync=fsync)
+                per_record = min(per_record, (time.perf_counter() - start) / count)
+            rows.append([f"fsync={fsync}", f"{count:,}", f"{per_record * 1e6:.0f} µs"])
+    title = "### append_session, one record per call (open, lock, check, write, close)\n\n"
+    return title + report.table(["", "records", "per record"], rows)
+
+
+def loading_report(messages: int = LOAD_MESSAGES) -> str:
+    speed, share = speed_table(messages)
+    target = (
+        f"### Targets\n\n- load_session ≥ 0.8x the throughput of the faster bare json.loads loop: "
+        f"{share:.2f}x — {report.verdict(share >= 0.8)}"
+    )
+    return "\n\n".join([speed, damage_table(), append_table(), target])
