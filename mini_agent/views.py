@@ -111,9 +111,10 @@ class UnitsView:
 
     def __repr__(self) -> str:
         rows = [_count_units(len(self.units))]
+        width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
         for number, unit in enumerate(self.units, start=1):
             chars = estimate_context_chars(unit)
-            rows.append(f"  unit {number}: {_unit_text(unit)}  {chars} chars")
+            rows.append(f"  unit {number:>{width}}: {_unit_text(unit)}  {chars} chars")
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
@@ -194,9 +195,10 @@ class TrimView:
     def __repr__(self) -> str:
         shown, before, after = self._window()
         rows = [self.summary()] + ([f"  {before}"] if before else [])
+        width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
         for number, unit, chars, is_kept in shown:
             state = "kept   " if is_kept else "dropped"
-            rows.append(f"  {state} unit {number}: {_unit_text(unit)}  {chars} chars")
+            rows.append(f"  {state} unit {number:>{width}}: {_unit_text(unit)}  {chars} chars")
         return "\n".join(rows + ([f"  {after}"] if after else []))
 
     def _repr_html_(self) -> str:

@@ -145,3 +145,13 @@ def test_side_by_side_shows_every_panel_in_text_and_html() -> None:
     assert repr(both) == "── disk ──\n1 line, 2 chars\n   1 | x\n\n── model ──\n[1]"
     html = both._repr_html_()
     assert "<h4>disk</h4>" in html and "<pre>[1]</pre>" in html
+
+
+def test_unit_numbers_line_up_from_ten_units_on() -> None:
+    many: list[Message] = [UserMessage(f"q{n}") for n in range(10)]
+    rows = repr(UnitsView.of(many)).splitlines()
+    assert rows[1].startswith("  unit  1: [user]") and rows[10].startswith("  unit 10: [user]")
+    trim_rows = repr(TrimView(many, 10_000)).splitlines()
+    assert trim_rows[1].startswith("  kept    unit  1:") and trim_rows[10].startswith(
+        "  kept    unit 10:"
+    )
