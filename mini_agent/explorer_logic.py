@@ -178,7 +178,9 @@ class _DiskWatchingClient:
 def _lines(path: Path) -> tuple[str, ...]:
     if not path.exists():
         return ()
-    return tuple(path.read_text(encoding="utf-8").splitlines())
+    # split on "\n" only, as load_session does: JSON strings may carry U+2028 raw
+    lines = path.read_text(encoding="utf-8").split("\n")
+    return tuple(lines[:-1] if lines[-1] == "" else lines)
 
 
 def record_run(
