@@ -25,7 +25,7 @@ from .openai_client import (
     ModelClientError,
     OpenAICompatibleClient,
 )
-from .session import SessionFormatError, load_session
+from .session import load_session
 from .tools import Tool, as_object
 
 
@@ -142,11 +142,7 @@ def run(args: argparse.Namespace) -> int:
     out, notes = sys.stdout, sys.stderr
     session: Path = args.session
     budget: int | None = args.max_chars
-    try:
-        on_disk = load_session(session)
-    except (SessionFormatError, OSError) as err:
-        notes.write(f"error: cannot load {session}: {err}\n")
-        return 1
+    on_disk = load_session(session)  # a bad file: `main` reports FILE:LINE and the bad line
     notes.write(f"session {session}: {len(on_disk)} messages on disk\n")
     try:
         live = OpenAICompatibleClient(
@@ -178,16 +174,16 @@ def run(args: argparse.Namespace) -> int:
                     context_max_chars=budget,
                     on_request=summarise,
                 )
-            except (
-                ModelClientError,
-                ContextBudgetError,
-                SessionFormatError,
-                AgentTurnLimitError,
-                OSError,
-            ) as err:
+            except (ModelClientError, AgentTurnLimitError) as err:
                 notes.write(
                     f"error: {err}\nnothing of the failed reply was recorded; "
                     f"run the same command again to resume from {session}\n"
+                )
+                return 1
+            except ContextBudgetError as err:
+                notes.write(
+                    f"error: {err}\nthe prompt is on disk, unanswered; "
+                    f"resume with a larger --max-chars\n"
                 )
                 return 1
             except KeyboardInterrupt:

@@ -2,7 +2,8 @@
 
 Chapter 34, sections "上下文单元而不是消息切片", "单位构造的逐步过程" and
 "字符预算的正常和失败路径". The result equals the chapter's algorithm's, quirks included,
-but costs time in proportion to what is kept, not to the length of the history.
+in linear time at worst; when results sit near their assistant (no orphan to search past),
+a trim costs time in proportion to what it keeps, not to the length of the history.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ class ContextBudgetError(ValueError):
 
 
 def _chars(messages: Sequence[Message], index: int) -> int:
+    message = messages[index]
     try:
-        return messages[index].record_chars
+        return message.record_chars
+    except AttributeError as err:  # e.g. a dict from json.loads, not a parsed message
+        raise TypeError(f"message {index} is not a session message: {message!r}") from err
     except (TypeError, ValueError, RecursionError) as err:
         raise ValueError(f"message {index} cannot be serialized to JSON: {err}") from err
 

@@ -55,7 +55,9 @@ class _MessageBase:
     def record_chars(self) -> int:
         """Characters of this message's line in a session file, newline included.
 
-        Cached: messages are immutable, so a long-running agent measures each one once.
+        Cached: messages are immutable, so a long-running agent measures each one once. A tool
+        call's `input` is a plain JSON value the message cannot freeze: do not mutate it after
+        the message is made, or this size goes stale.
         """
         return len(record_line(self)) + 1  # type: ignore[arg-type]
 

@@ -13,7 +13,8 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING
 
 from .messages import (
     JSON,
@@ -28,15 +29,23 @@ from .model_client import StreamEvent, TextDelta, ToolCallEvent
 from .session import _decode_detail, _decoder, _json_type, record  # the same strict JSON
 from .tools import Tool
 
-try:
+if TYPE_CHECKING:
     import httpx
-except ModuleNotFoundError:  # the `live` extra is not installed: the pure parts still work
-    httpx = None  # type: ignore[assignment]
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_TIMEOUT = 60.0  # seconds, for connecting and for each wait on the next bytes
 DONE = "[DONE]"
 NEEDS_LIVE_EXTRA = "the live model client needs httpx: pip install -e '.[live]'"
+
+
+def _httpx() -> ModuleType:
+    """httpx, imported on first use: the `live` extra is optional, and the CLI's other
+    commands (and every pure function here) should not pay for importing it."""
+    try:
+        import httpx
+    except ModuleNotFoundError as err:
+        raise ModuleNotFoundError(NEEDS_LIVE_EXTRA) from err
+    return httpx
 
 
 class ModelClientError(RuntimeError):
@@ -306,8 +315,7 @@ class OpenAICompatibleClient:
         api_key_env: str = DEFAULT_API_KEY_ENV,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        if httpx is None:
-            raise ModuleNotFoundError(NEEDS_LIVE_EXTRA)
+        http = _httpx()
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
@@ -316,7 +324,7 @@ class OpenAICompatibleClient:
         headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
         if self._api_key is not None:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        self._http = httpx.Client(headers=headers, timeout=httpx.Timeout(timeout))
+        self._http = http.Client(headers=headers, timeout=http.Timeout(timeout))
 
     @property
     def url(self) -> str:
@@ -324,23 +332,24 @@ class OpenAICompatibleClient:
 
     def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
         body = dumps_json(request_body(self.model, messages, tools)).encode("utf-8")
+        http = _httpx()
         try:
             with self._http.stream("POST", self.url, content=body) as response:
                 self._check(response)
                 yield from reply_events(sse_data(sse_lines(response.iter_bytes())), tools)
-        except httpx.TimeoutException as err:
+        except http.TimeoutException as err:
             raise ModelTimeoutError(
                 f"model server sent nothing for {self.timeout:g} s (POST {self.url})"
             ) from err
-        except httpx.ConnectError as err:
+        except http.ConnectError as err:
             raise ModelConnectionError(
                 f"cannot reach the model server at {self.url}: {err}"
             ) from err
-        except (httpx.RemoteProtocolError, httpx.ReadError) as err:
+        except (http.RemoteProtocolError, http.ReadError) as err:
             raise ModelStreamError(
                 f"model stream was cut before the reply was complete: {self._redact(str(err))}"
             ) from err
-        except httpx.HTTPError as err:
+        except http.HTTPError as err:
             raise ModelClientError(
                 f"model request failed (POST {self.url}): {self._redact(str(err))}"
             ) from err

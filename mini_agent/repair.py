@@ -25,6 +25,7 @@ from .session import (
     open_locked,
     parse_session_bytes,
     read_all,
+    sync_folder,
 )
 
 BACKUP_SUFFIX = ".torn"
@@ -132,7 +133,7 @@ def _install_backup(temporary: Path, session: Path) -> Path:
             except FileExistsError:
                 number += 1
                 continue
-            _sync_folder(session.parent)
+            sync_folder(session.parent)
             return backup
     finally:
         os.unlink(temporary)
@@ -145,12 +146,4 @@ def _replace_session(temporary: Path, session: Path) -> None:
     except BaseException:
         os.unlink(temporary)
         raise
-    _sync_folder(session.parent)
-
-
-def _sync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    sync_folder(session.parent)

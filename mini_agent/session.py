@@ -47,6 +47,10 @@ class SessionFormatError(ValueError):
         self.line = line
         self.detail = detail
 
+    def __reduce__(self) -> tuple[type[SessionFormatError], tuple[str, PathLike, int, str]]:
+        # pickles (multiprocessing, concurrent.futures) carry it whole, not as a TypeError
+        return (type(self), (self.phrase, self.path, self.line, self.detail))
+
 
 def record(value: object) -> dict[str, Any] | None:
     """The chapter's `record()`: a JSON object (not null, not an array) or `None`."""
@@ -214,8 +218,8 @@ def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> 
     `OSError` propagates. New files are created with mode 0600: transcripts are private.
     """
     line = record_line(message)
-    if parse_session_message(json.loads(line)) != message:
-        # e.g. a str subclass, a tuple or non-str keys in a tool input, a non-bool isError
+    if parse_session_message(_decode_line(line)) != message:
+        # e.g. a tuple or non-str keys in a tool input, a non-bool isError, a surrogate pair
         raise ValueError(
             f"refusing to append a {message.role} message that would not load back unchanged"
         )
@@ -229,8 +233,19 @@ def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> 
         _write_record(fd, payload, size)
         if fsync:
             os.fsync(fd)
+            if size == 0:  # a new file: its name in the folder must survive a crash too
+                sync_folder(os.path.dirname(os.path.abspath(path)))
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def sync_folder(folder: PathLike) -> None:
+    """fsync a folder, so that a file created or renamed in it survives a crash."""
+    fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _check_unterminated_last_line(fd: int, size: int, path: PathLike) -> None:
@@ -244,13 +259,15 @@ def _check_unterminated_last_line(fd: int, size: int, path: PathLike) -> None:
     try:
         parse_session_bytes(data[start:], path)
     except SessionFormatError as err:
-        raise SessionFormatError(
-            err.phrase,
-            path,
-            number,
-            f"{err.detail}; refusing to append after an incomplete last line "
-            f"(`python -m mini_agent repair` can cut it)",
-        ) from err
+        # Not JSON: a torn write, which `repair` cuts (its test too). Valid JSON that is not a
+        # record is damage `repair` refuses, so it is not offered.
+        reason = (
+            "refusing to append after an incomplete last line "
+            "(`python -m mini_agent repair` can cut it)"
+            if err.phrase == INVALID_JSON
+            else "refusing to append after an invalid last line"
+        )
+        raise SessionFormatError(err.phrase, path, number, f"{err.detail}; {reason}") from err
 
 
 def _write_record(fd: int, payload: bytes, size: int) -> None:
@@ -340,4 +357,5 @@ __all__ = [
     "parse_session_text",
     "read_all",
     "record",
+    "sync_folder",
 ]

@@ -19,6 +19,7 @@ from mini_agent import (
     chat,
     load_session,
 )
+from mini_agent.cli import main
 from mini_agent.messages import Message, record_line
 
 from .loopback_server import (
@@ -160,9 +161,12 @@ def test_a_corrupt_session_is_refused_before_the_model_is_asked(
 ) -> None:
     (tmp_path / "s.jsonl").write_text('{"role":"user","content":"x"}\n{"role":\n', encoding="utf-8")
     server = serve(text_reply("unused"))
-    code, _, err = chat_with(parse(argv(server)), "hi\n", monkeypatch, capsys)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n"))
+    code = main(["chat", *argv(server)])  # as `python -m mini_agent chat` runs it
+    err = capsys.readouterr().err
     assert code == 1
-    assert err.startswith("error: cannot load s.jsonl: invalid session JSON at line 2")
+    assert err.startswith("s.jsonl:2: invalid session JSON at line 2")  # what `check` says
+    assert "  2 | " in err  # and the bad line, as `check` shows it
     assert server.requests == []
 
 

@@ -241,3 +241,9 @@ def test_trim_looks_only_at_what_it_keeps_not_the_whole_history() -> None:
     kept = trim_context(history, 3 * estimate_context_chars(turn))
     assert kept == turn * 3
     assert len(history.looked_at) <= 4 * len(turn)
+
+
+def test_a_value_that_is_not_a_message_is_named_by_index() -> None:
+    history = [UserMessage("x"), {"role": "user", "content": "y"}]
+    with pytest.raises(TypeError, match=r"^message 1 is not a session message"):
+        estimate_context_chars(history)  # type: ignore[arg-type]

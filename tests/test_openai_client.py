@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +23,6 @@ from mini_agent import (
     load_session,
     run_agent,
 )
-from mini_agent import openai_client as live
 from mini_agent.messages import JSON, record_line
 from mini_agent.model_client import TextDelta, ToolCallEvent
 from mini_agent.openai_client import (
@@ -510,6 +510,6 @@ def test_sse_data_joins_data_lines_skips_comments_and_drops_an_unfinished_event(
 def test_without_httpx_the_client_says_which_extra_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(live, "httpx", None)
+    monkeypatch.setitem(sys.modules, "httpx", None)  # as if the live extra were missing
     with pytest.raises(ModuleNotFoundError, match=r"pip install -e '\.\[live\]'"):
         OpenAICompatibleClient("http://127.0.0.1:1/v1", "m")

@@ -451,3 +451,29 @@ def test_append_refuses_a_message_that_would_not_load_back_unchanged(
     with pytest.raises(ValueError, match="would not load back unchanged"):
         append_session(path, message)
     assert not path.exists() or path.read_bytes() == b""
+
+
+def test_format_errors_survive_pickling() -> None:
+    import pickle
+
+    err = SessionFormatError("invalid session JSON at line", "s.jsonl", 2, "Expecting value")
+    copy = pickle.loads(pickle.dumps(err))
+    assert (str(copy), copy.path, copy.line, copy.phrase) == (str(err), "s.jsonl", 2, err.phrase)
+
+
+def test_append_after_an_unterminated_bad_record_does_not_promise_repair(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"role":"user","content":"x"}\n{"role":"nope","content":"x"}')
+    with pytest.raises(SessionFormatError, match=r"invalid last line$") as caught:
+        append_session(path, UserMessage("y"))
+    assert caught.value.line == 2 and "repair" not in str(caught.value)
+
+
+def test_fsync_on_a_new_file_also_syncs_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[str] = []
+    monkeypatch.setattr("mini_agent.session.sync_folder", synced.append)
+    append_session(tmp_path / "s.jsonl", UserMessage("x"), fsync=True)
+    append_session(tmp_path / "s.jsonl", UserMessage("y"), fsync=True)
+    assert synced == [str(tmp_path)]

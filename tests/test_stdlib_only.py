@@ -77,3 +77,10 @@ def test_only_the_widgets_need_a_package_from_pypi() -> None:
     blocked = SCRIPT.split("import mini_agent")[0] + f"import {module}\n"
     run = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True)
     assert run.returncode != 0 and f"blocked: {NEEDS_AN_EXTRA['explorers']}" in run.stderr
+
+
+def test_the_cli_imports_httpx_only_when_chat_talks_to_a_model() -> None:
+    # httpx is installed here (`live` extra); `check` and friends still should not pay for it
+    script = "import sys, mini_agent.cli, mini_agent.chat; print('httpx' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"
