@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .agent import run_agent
-from .context import context_units
-from .messages import AssistantMessage, Message, ToolMessage
+from .messages import AssistantMessage, Message
 from .model_client import ScriptedClient, StreamEvent
 from .session import SessionFormatError, append_session, parse_session_text
 from .tools import Tool
-from .views import SessionView, label
+from .trace import ScanStep, units_text
+from .views import SessionView
 
 EDITOR_PATH = "<editor>"
 _CONTROL = {code: f"\\x{code:02x}" for code in range(32)}
@@ -57,82 +57,18 @@ def check_session_text(text: str) -> SessionCheck:
 
 
 # Unit-scan stepper ("单位构造的逐步过程") ----------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ScanStep:
-    """One turn of the chapter's backward loop over the history.
-
-    At `index` the scan makes the unit `messages[start:index + 1]`; for a tool result,
-    `assistant_index` is the assistant declaring its call id (`None`: an orphan result).
-    `units` are the units built so far, oldest first (the chapter's `units.unshift`).
-    """
-
-    number: int
-    index: int
-    start: int
-    assistant_index: int | None
-    units: tuple[tuple[Message, ...], ...]
-
-    @property
-    def next_index(self) -> int:
-        return self.start - 1
-
-
-def unit_scan_steps(messages: Sequence[Message]) -> list[ScanStep]:
-    """The scan's steps, newest message first, derived from `context_units` itself."""
-    steps: list[ScanStep] = []
-    built: list[tuple[Message, ...]] = []
-    end = len(messages)
-    for unit in reversed(context_units(messages)):
-        start, index = end - len(unit), end - 1
-        joined = isinstance(messages[index], ToolMessage) and start < index
-        built.insert(0, tuple(unit))
-        steps.append(
-            ScanStep(len(steps) + 1, index, start, start if joined else None, tuple(built))
-        )
-        end = start
-    return steps
-
-
-def units_text(units: Sequence[Sequence[Message]]) -> str:
-    """`[ [user], [assistant(a,b), tool a, tool b] ]`, as the chapter draws the units."""
-    inner = ", ".join("[" + ", ".join(label(m) for m in unit) + "]" for unit in units)
-    return f"[ {inner} ]" if inner else "[]"
-
-
-def describe_step(messages: Sequence[Message], step: ScanStep) -> str:
-    """The step in the chapter's words: what the scan met, what it found, where it jumps."""
-    message = messages[step.index]
-    head = f"step {step.number}: index={step.index} {label(message)}"
-    if isinstance(message, ToolMessage):
-        wanted = message.tool_call_id
-        if step.assistant_index is None:
-            action = (
-                f"no earlier assistant declares id={wanted}: the result stays a unit "
-                "of its own (no assistant is invented)"
-            )
-        else:
-            action = (
-                f"the assistant declaring id={wanted} is at index={step.assistant_index}: "
-                f"slice({step.start}, {step.index + 1}) is one unit"
-            )
-    else:
-        action = "no association: a unit of its own"
-    return (
-        f"{head} → {action}\n  units = {units_text(step.units)}, index jumps to {step.next_index}"
-    )
+# The steps are `trace.scan_steps`: the chapter's own loop, one turn at a time.
 
 
 def scan_position_text(messages: Sequence[Message], steps: Sequence[ScanStep], at: int) -> str:
     """The stepper's text at position `at`: 0 before the scan, `len(steps)` when it is done."""
     if at == 0:
         return f"start: index={len(messages) - 1}, units = []"
-    text = describe_step(messages, steps[at - 1])
+    text = repr(steps[at - 1])
     if at == len(steps):
         text += (
             f"\ndone: {len(steps)} units; reversed, they are filled newest first: "
-            f"{units_text(list(reversed(steps[-1].units)))}"
+            f"{units_text(tuple(reversed(steps[-1].units)))}"
         )
     return text
 

@@ -23,17 +23,16 @@ import ipywidgets as widgets
 from .context import estimate_context_chars
 from .explorer_logic import (
     RunFrame,
-    ScanStep,
     check_session_text,
     clip_line,
     frame_text,
     record_run,
     scan_position_text,
-    unit_scan_steps,
 )
 from .messages import AssistantMessage, Message, ToolCall
 from .samples import sample_session, sample_session_text
 from .tools import Tool, as_object
+from .trace import ScanStep, scan_steps
 from .views import SessionView, TrimView, UnitsView, label
 
 _PRE = "white-space:pre-wrap;font-family:monospace;font-size:12px;margin:4px 0"
@@ -128,7 +127,7 @@ class UnitScanStepper(_Explorer):
 
     def __init__(self, messages: Sequence[Message] | None = None) -> None:
         self.messages = list(sample_session() if messages is None else messages)
-        self.steps: list[ScanStep] = unit_scan_steps(self.messages)
+        self.steps: list[ScanStep] = list(scan_steps(self.messages))
         self.controls = _Steps(len(self.steps), "step")
         self.position, self.prev, self.next, self.play = (
             self.controls.position,
@@ -157,7 +156,7 @@ class UnitScanStepper(_Explorer):
             return "background:none"  # not scanned yet
         if index == step.index:
             return "background:#fef3c7;font-weight:600"  # the scan is here
-        if index == step.assistant_index:
+        if index == step.found:
             return "background:#ede9fe;font-weight:600"  # the declaring assistant found
         if index >= step.start and index < step.index:
             return "background:#fef9c3"  # comes along inside the slice

@@ -17,7 +17,8 @@ from .messages import AssistantMessage, Message, ToolMessage, label
 Units = tuple[tuple[Message, ...], ...]
 
 
-def _units_text(units: Units) -> str:
+def units_text(units: Units) -> str:
+    """`[ [user], [assistant(a,b), tool a, tool b] ]`, as the chapter draws the units."""
     return "[ " + ", ".join("[" + ", ".join(map(label, u)) + "]" for u in units) + " ]"
 
 
@@ -76,7 +77,7 @@ class ScanStep:
     def __repr__(self) -> str:
         return (
             f"step {self.number}: {self.explain()}\n"
-            f"    units = {_units_text(self.units)}; index -> {self.next_index}"
+            f"    units = {units_text(self.units)}; index -> {self.next_index}"
         )
 
 
@@ -109,4 +110,4 @@ def scan_steps(messages: Sequence[Message]) -> Iterator[ScanStep]:
         index = start - 1
 
 
-__all__ = ["ScanStep", "scan_steps"]
+__all__ = ["ScanStep", "scan_steps", "units_text"]

@@ -27,8 +27,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from mini_agent.explorer_logic import scan_position_text, unit_scan_steps
+from mini_agent.explorer_logic import scan_position_text
 from mini_agent.samples import chapter_picture, sample_session
+from mini_agent.trace import scan_steps
 from mini_agent.views import TrimView
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -246,7 +247,7 @@ def test_budget_slider_in_notebook_05_shows_what_trim_context_keeps(lab: Lab) ->
 
 def test_unit_stepper_in_notebook_04_steps_through_the_chapters_scan(lab: Lab) -> None:
     history = chapter_picture()  # notebook 04's `history`
-    steps = unit_scan_steps(history)
+    steps = list(scan_steps(history))
     texts = [scan_position_text(history, steps, at).splitlines() for at in range(len(steps) + 1)]
     with notebook_page(lab, STEPPER_NOTEBOOK) as page:
         explorer = page.locator(".jp-OutputArea-output").filter(

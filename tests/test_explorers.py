@@ -19,14 +19,13 @@ from mini_agent import (
 from mini_agent.explorer_logic import (
     RunFrame,
     check_session_text,
-    describe_step,
     scan_position_text,
-    unit_scan_steps,
 )
 from mini_agent.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
 from mini_agent.messages import record_line
 from mini_agent.samples import chapter_picture, sample_session, sample_session_text
 from mini_agent.session import parse_session_text
+from mini_agent.trace import scan_steps
 from mini_agent.views import SessionView, TrimView, label
 
 from .helpers import multi_tool_history
@@ -107,30 +106,32 @@ def test_editor_recovers_when_the_line_is_fixed() -> None:
 # Unit-scan stepper -----------------------------------------------------------------------
 
 
-def test_scan_steps_follow_the_chapters_drawing() -> None:
+def test_the_stepper_shows_the_chapters_drawing_step_by_step() -> None:
     messages = multi_tool_history()
-    steps = unit_scan_steps(messages)
-    assert [describe_step(messages, step) for step in steps] == [
-        "step 1: index=3 tool b → the assistant declaring id=b is at index=1: "
-        "slice(1, 4) is one unit\n"
-        "  units = [ [assistant(a,b), tool a, tool b] ], index jumps to 0",
-        "step 2: index=0 user → no association: a unit of its own\n"
-        "  units = [ [user], [assistant(a,b), tool a, tool b] ], index jumps to -1",
-    ]
+    steps = list(scan_steps(messages))
     assert scan_position_text(messages, steps, 0) == "start: index=3, units = []"
+    assert scan_position_text(messages, steps, 1) == repr(steps[0])
+    assert scan_position_text(messages, steps, 2).splitlines() == [
+        *repr(steps[1]).splitlines(),
+        "done: 2 units; reversed, they are filled newest first: "
+        "[ [assistant(a,b), tool a, tool b], [user] ]",
+    ]
 
 
-def test_scan_steps_end_with_exactly_the_packages_units() -> None:
+def test_the_stepper_ends_with_exactly_the_packages_units() -> None:
     for messages in (sample_session(), multi_tool_history()):
-        last = unit_scan_steps(messages)[-1]
-        assert [list(unit) for unit in last.units] == context_units(messages)
+        stepper = UnitScanStepper(messages)
+        stepper.position.value = stepper.position.max
+        assert stepper.step is not None
+        assert [list(unit) for unit in stepper.step.units] == context_units(messages)
 
 
 def test_an_orphan_result_stays_alone_and_no_assistant_is_invented() -> None:
-    messages = sample_session()
-    orphan = next(step for step in unit_scan_steps(messages) if step.index == 9)
-    assert orphan.assistant_index is None and orphan.start == 9
-    assert "no earlier assistant declares id=lost-1" in describe_step(messages, orphan)
+    stepper = UnitScanStepper(sample_session())
+    stepper.position.value = 4
+    step = stepper.step
+    assert step is not None and step.index == 9 and step.found is None and step.start == 9
+    assert "no assistant declares id=lost-1: an orphan" in stepper.summary
 
 
 def test_stepper_next_prev_and_play_move_one_position() -> None:
@@ -138,7 +139,7 @@ def test_stepper_next_prev_and_play_move_one_position() -> None:
     assert stepper.prev.disabled and not stepper.next.disabled
     stepper.next.click()
     assert stepper.summary.startswith("step 1: index=3 tool b")
-    assert stepper.step is not None and stepper.step.assistant_index == 1
+    assert stepper.step is not None and stepper.step.found == 1
     assert "#fef3c7" in stepper.view.value and "#ede9fe" in stepper.view.value
     stepper.next.click()
     assert stepper.next.disabled
