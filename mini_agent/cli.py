@@ -24,7 +24,7 @@ from .context import ContextBudgetError, estimate_context_chars
 from .messages import Message
 from .repair import repair_session
 from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
-from .views import SessionView, TrimView, UnitsView, shorten
+from .views import SessionView, TrimView, UnitsView, visible_line
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
 EXIT_CODES = """\
@@ -103,8 +103,8 @@ def excerpt(text: str, column: int | None = None, limit: int = EXCERPT_CHARS) ->
     """The line, shortened; when the error's column lies beyond the cut, the part around it."""
     if column is not None and column > limit // 2 and len(text) > limit:
         start = column - limit // 2
-        return "…" + shorten(text[start:], limit - 1)
-    return shorten(text, limit)
+        return "…" + visible_line(text[start:], limit - 1)
+    return visible_line(text, limit)
 
 
 # --- the built-in commands -----------------------------------------------------------------

@@ -17,16 +17,9 @@ from .model_client import ScriptedClient, StreamEvent
 from .session import SessionFormatError, append_session, parse_session_text
 from .tools import Tool
 from .trace import ScanStep, units_text
-from .views import SessionView
+from .views import SessionView, visible_line
 
 EDITOR_PATH = "<editor>"
-_CONTROL = {code: f"\\x{code:02x}" for code in range(32)}
-
-
-def clip_line(line: str, limit: int = 90) -> str:
-    """A raw session line on one screen line: control characters visible, the rest clipped."""
-    line = line.translate(_CONTROL)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 # Session editor ("损坏记录的错误路径") -------------------------------------------------------
@@ -44,7 +37,7 @@ class SessionCheck:
     def summary(self) -> str:
         if self.error is None:
             return repr(SessionView(self.messages))
-        return f"{self.error}\n  line {self.error.line}: {clip_line(self.line_text)}"
+        return f"{self.error}\n  line {self.error.line}: {visible_line(self.line_text)}"
 
 
 def check_session_text(text: str) -> SessionCheck:
@@ -168,5 +161,5 @@ def frame_text(frame: RunFrame, context_max_chars: int | None) -> str:
     first = frame.first_sent_line
     for number, line in enumerate(frame.disk_lines, start=1):
         mark = ">" if first is not None and number > first else " "
-        rows.append(f"  {mark} {number:>2} {clip_line(line)}")
+        rows.append(f"  {mark} {number:>2} {visible_line(line)}")
     return "\n".join(rows)

@@ -24,7 +24,6 @@ from .context import estimate_context_chars
 from .explorer_logic import (
     RunFrame,
     check_session_text,
-    clip_line,
     frame_text,
     record_run,
     scan_position_text,
@@ -33,7 +32,7 @@ from .messages import AssistantMessage, Message, ToolCall
 from .samples import sample_session, sample_session_text
 from .tools import Tool, as_object
 from .trace import ScanStep, scan_steps
-from .views import SessionView, TrimView, UnitsView, label
+from .views import SessionView, TrimView, UnitsView, label, visible_line
 
 _PRE = "white-space:pre-wrap;font-family:monospace;font-size:12px;margin:4px 0"
 _RED = "#dc2626"
@@ -113,7 +112,7 @@ class SessionEditor(_Explorer):
             return
         rows = "".join(
             f"<tr style='background:{'#fee2e2' if number == check.error.line else 'none'}'>"
-            f"<td>{number}</td><td><code>{escape(clip_line(line))}</code></td></tr>"
+            f"<td>{number}</td><td><code>{escape(visible_line(line))}</code></td></tr>"
             for number, line in enumerate(self.text.value.split("\n"), start=1)
         )
         self.view.value = _pre(check.summary, _RED) + f"<table>{rows}</table>"
@@ -314,7 +313,7 @@ class RunStepper(_Explorer):
         rows = "".join(
             f"<tr style='background:"
             f"{'#ecfdf5' if first is not None and number > first else 'none'}'>"
-            f"<td>{number}</td><td><code>{escape(clip_line(line, 70))}</code></td></tr>"
+            f"<td>{number}</td><td><code>{escape(visible_line(line, 70))}</code></td></tr>"
             for number, line in enumerate(frame.disk_lines, start=1)
         )
         self.disk.value = (

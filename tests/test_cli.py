@@ -107,7 +107,7 @@ def test_check_points_at_the_bad_line_with_a_visible_excerpt(tmp_path: Path) -> 
     assert run.code == 1 and run.out == ""
     assert run.err == lines(
         "s.jsonl:3: invalid session JSON at line 3: Invalid control character at column 28",
-        '  3 | {\\"role\\":\\"user\\",\\"content\\":\\"a\\tb\\u0001c\\"',
+        '  3 | {"role":"user","content":"a\\tb\\x01c"',  # the line as it is, controls shown
     )
 
 

@@ -155,3 +155,11 @@ def test_unit_numbers_line_up_from_ten_units_on() -> None:
     assert trim_rows[1].startswith("  kept    unit  1:") and trim_rows[10].startswith(
         "  kept    unit 10:"
     )
+
+
+def test_visible_line_escapes_only_what_cannot_be_seen() -> None:
+    from mini_agent.views import visible_line
+
+    line = '{"role":"user","content":"a\\\\b 中\tc\x01\x7f\u2028"}'
+    assert visible_line(line) == '{"role":"user","content":"a\\\\b 中\\tc\\x01\\x7f\\u2028"}'
+    assert visible_line("x" * 100, 10) == "x" * 9 + "…"
