@@ -29,7 +29,7 @@ from .messages import (
     label,
     record_line,
 )
-from .session import load_session, parse_session_message
+from .session import INVALID_JSON, INVALID_RECORD, load_session, parse_session_message
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,8 @@ LOAD_CASES: tuple[tuple[str, str | None], ...] = (
 )
 """(case name, file text, or `None` for a file that does not exist)."""
 
-_FORMAT_ERROR = re.compile(r"(invalid session (?:JSON|record) at line \d+)")
+# the chapter's two phrases, as session.py defines them, followed by the line number
+_FORMAT_ERROR = re.compile(f"((?:{re.escape(INVALID_JSON)}|{re.escape(INVALID_RECORD)}) \\d+)")
 
 
 def _same_load(expected: Outcome, got: Outcome) -> bool:
