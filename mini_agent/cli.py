@@ -24,7 +24,7 @@ from .context import ContextBudgetError, estimate_context_chars
 from .messages import Message
 from .repair import repair_session
 from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
-from .views import SessionView, TrimView, UnitsView, visible_line
+from .teaching.views import SessionView, TrimView, UnitsView, visible_line
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
 EXIT_CODES = """\
@@ -192,8 +192,8 @@ COMMANDS: tuple[Command, ...] = (
         "Print what trim_context(messages, N) would send: units kept and dropped and\n"
         "the characters used, or the chapter's budget error (exit 1).",
     ),
-    module_command("mini_agent.demo"),
-    module_command("mini_agent.chat"),
+    module_command("mini_agent.teaching.demo"),
+    module_command("mini_agent.live.chat"),
     Command(
         "repair",
         "cut a torn last line into a backup file; refuse other damage",

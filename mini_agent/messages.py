@@ -1,21 +1,17 @@
 """The three messages of a session and their one on-disk form (one JSON object per line).
 
-Key names, key order and the serialisation settings live here and nowhere else, so that a
-session file written by this package and one written by the chapter's TypeScript code are
-the same format.
+The on-disk key names and their order live here and nowhere else; `json_form.stringify`
+writes them byte for byte as the chapter's `JSON.stringify(message)` does.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import ClassVar, Literal, TypeAlias
 
-JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
-"""Any JSON value, as `json.loads` returns it."""
+from .json_form import JSON, stringify
 
 Role = Literal["user", "assistant", "tool"]
 
@@ -28,14 +24,6 @@ ROLE, CONTENT, TOOL_CALLS, TOOL_CALL_ID, IS_ERROR = (
     "isError",
 )
 CALL_ID, CALL_NAME, CALL_INPUT = "id", "name", "input"
-
-# JSON.stringify's form: no spaces, non-ASCII as itself, no NaN/Infinity.
-_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-_surrogate = re.compile("[\ud800-\udfff]")
-
-
-def _escape_surrogate(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
 
 
 @dataclass(frozen=True)
@@ -110,28 +98,6 @@ def to_record(message: Message) -> dict[str, JSON]:
     raise TypeError(f"not a session message: {type(message).__name__}")
 
 
-def dumps_json(value: Any) -> str:
-    """`JSON.stringify(value)`: compact, non-ASCII as itself, lone surrogates escaped.
-
-    Raises `TypeError`, `ValueError` or `RecursionError` for what JSON cannot hold
-    (a set, an object, NaN, a cycle).
-    """
-    text = _encoder.encode(value)
-    if not text.isascii() and _surrogate.search(text):
-        # A raw surrogate cannot be written as UTF-8; JavaScript escapes it, and so do we.
-        text = _surrogate.sub(_escape_surrogate, text)
-    return text
-
-
 def record_line(message: Message) -> str:
     """The message's line in a session file, without the newline."""
-    return dumps_json(to_record(message))
-
-
-def label(message: Message) -> str:
-    """A short tag such as `assistant(a,b)`, `tool a!` (an error result) or `user`."""
-    if isinstance(message, AssistantMessage) and message.tool_calls:
-        return f"assistant({','.join(call.id for call in message.tool_calls)})"
-    if isinstance(message, ToolMessage):
-        return f"tool {message.tool_call_id}{'!' if message.is_error else ''}"
-    return message.role
+    return stringify(to_record(message))

@@ -10,23 +10,15 @@ file left untouched: a bad line before the last one is evidence, not a torn writ
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .durable import PathLike, open_locked, read_at, sync_folder, write_all
 from .messages import Message
-from .session import (
-    INVALID_JSON,
-    PathLike,
-    SessionFormatError,
-    open_locked,
-    parse_session_bytes,
-    read_all,
-    sync_folder,
-)
+from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
 
 BACKUP_SUFFIX = ".torn"
 
@@ -70,7 +62,7 @@ def repair_session(path: PathLike) -> RepairReport:
     try:
         session = Path(os.path.realpath(shown))  # renaming over a symlink would replace it
         info = os.fstat(fd)
-        data = read_all(fd, info.st_size)
+        data = read_at(fd, 0, info.st_size)
         complete_end = data.rfind(b"\n") + 1
         kept, tail = data[:complete_end], data[complete_end:]
         messages = parse_session_bytes(kept, shown)  # damage before the last line: refuse
@@ -100,12 +92,7 @@ def _synced_copy(session: Path, data: bytes, like: os.stat_result) -> Path:
     """A temporary file beside `session` holding `data`, with its mode, synced to disk."""
     fd, name = tempfile.mkstemp(dir=session.parent, prefix=f".{session.name}.", suffix=".tmp")
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            if written == 0:
-                raise OSError(errno.EIO, "write made no progress", name)
-            view = view[written:]
+        write_all(fd, data)
         os.fchmod(fd, stat.S_IMODE(like.st_mode))
         with contextlib.suppress(PermissionError):  # only root may give a file away
             os.fchown(fd, like.st_uid, like.st_gid)

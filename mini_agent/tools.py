@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .messages import JSON
+from .json_form import JSON
 
 
 def _any_object() -> dict[str, JSON]:

@@ -21,7 +21,7 @@ from mini_agent import (
     run_agent,
 )
 from mini_agent.agent import AgentTurnLimitError
-from mini_agent.messages import JSON
+from mini_agent.json_form import JSON
 from mini_agent.model_client import (
     ScriptExhaustedError,
     StreamEvent,

@@ -27,10 +27,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from mini_agent.explorer_logic import scan_position_text
-from mini_agent.samples import chapter_picture, sample_session
-from mini_agent.trace import scan_steps
-from mini_agent.views import TrimView
+from mini_agent.teaching.explorer_logic import scan_position_text
+from mini_agent.teaching.samples import chapter_picture, sample_session
+from mini_agent.teaching.trace import scan_steps
+from mini_agent.teaching.views import TrimView
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "screenshots"

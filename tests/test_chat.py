@@ -16,10 +16,10 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     append_session,
-    chat,
     load_session,
 )
 from mini_agent.cli import main
+from mini_agent.live import chat
 from mini_agent.messages import Message, record_line
 
 from .loopback_server import (

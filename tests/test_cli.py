@@ -16,7 +16,7 @@ import pytest
 from mini_agent import UserMessage, append_session, load_session
 from mini_agent.cli import COMMANDS, main, module_command
 from mini_agent.messages import record_line
-from mini_agent.views import SessionView, TrimView, UnitsView
+from mini_agent.teaching.views import SessionView, TrimView, UnitsView
 
 from .helpers import multi_tool_history
 

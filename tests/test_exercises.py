@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from mini_agent import Message, UserMessage, load_session, parse_session_message, to_record
-from mini_agent.exercises import (
+from mini_agent.messages import record_line
+from mini_agent.teaching.exercises import (
     CALLS_CASES,
     DISCRIMINATION_CASES,
     LOAD_CASES,
@@ -21,7 +22,6 @@ from mini_agent.exercises import (
     record_line_cases,
     run_cases,
 )
-from mini_agent.messages import record_line
 
 
 def double(x: int) -> int:

@@ -12,12 +12,12 @@ from mini_agent import (
     estimate_context_chars,
     trim_context,
 )
-from mini_agent.exercises import (
+from mini_agent.messages import record_line
+from mini_agent.teaching.exercises import (
     check_context_units,
     check_estimate_context_chars,
     check_trim_context,
 )
-from mini_agent.messages import record_line
 
 
 def failed(report: object) -> list[str]:

@@ -16,17 +16,17 @@ from mini_agent import (
     load_session,
     trim_context,
 )
-from mini_agent.explorer_logic import (
+from mini_agent.messages import record_line
+from mini_agent.session import parse_session_text
+from mini_agent.teaching.explorer_logic import (
     RunFrame,
     check_session_text,
     scan_position_text,
 )
-from mini_agent.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
-from mini_agent.messages import record_line
-from mini_agent.samples import chapter_picture, sample_session, sample_session_text
-from mini_agent.session import parse_session_text
-from mini_agent.trace import scan_steps
-from mini_agent.views import SessionView, TrimView, label
+from mini_agent.teaching.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
+from mini_agent.teaching.samples import chapter_picture, sample_session, sample_session_text
+from mini_agent.teaching.trace import label, scan_steps
+from mini_agent.teaching.views import SessionView, TrimView
 
 from .helpers import multi_tool_history
 

@@ -23,9 +23,8 @@ from mini_agent import (
     load_session,
     run_agent,
 )
-from mini_agent.messages import JSON, record_line
-from mini_agent.model_client import TextDelta, ToolCallEvent
-from mini_agent.openai_client import (
+from mini_agent.json_form import JSON
+from mini_agent.live.openai_client import (
     ModelConnectionError,
     ModelHTTPError,
     ModelStreamError,
@@ -35,6 +34,8 @@ from mini_agent.openai_client import (
     sse_data,
     sse_lines,
 )
+from mini_agent.messages import record_line
+from mini_agent.model_client import TextDelta, ToolCallEvent
 from mini_agent.tools import as_object
 
 from .loopback_server import (

@@ -21,7 +21,8 @@ from mini_agent import (
     load_session,
     trim_context,
 )
-from mini_agent.messages import JSON, record_line
+from mini_agent.json_form import JSON
+from mini_agent.messages import record_line
 
 from .chapter_reference import literal_estimate, literal_trim, literal_units
 

@@ -15,7 +15,7 @@ from mini_agent import (
     estimate_context_chars,
     run_agent,
 )
-from mini_agent.views import RunView, ScanView, align_requests
+from mini_agent.teaching.views import RunView, ScanView, align_requests
 
 from .helpers import multi_tool_history
 

@@ -473,7 +473,7 @@ def test_fsync_on_a_new_file_also_syncs_its_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     synced: list[str] = []
-    monkeypatch.setattr("mini_agent.session.sync_folder", synced.append)
+    monkeypatch.setattr("mini_agent.durable.sync_folder", synced.append)
     append_session(tmp_path / "s.jsonl", UserMessage("x"), fsync=True)
     append_session(tmp_path / "s.jsonl", UserMessage("y"), fsync=True)
     assert synced == [str(tmp_path)]

@@ -38,7 +38,7 @@ with contextlib.redirect_stdout(io.StringIO()) as out:
         main(["--help"])
     except SystemExit as done:
         code = done.code
-from mini_agent.openai_client import OpenAICompatibleClient
+from mini_agent.live.openai_client import OpenAICompatibleClient
 try:
     OpenAICompatibleClient("http://127.0.0.1:9", "m")
     live = "constructed"
@@ -62,7 +62,7 @@ def test_the_package_and_its_cli_work_with_only_the_standard_library() -> None:
     result = run_isolated()
     modules = result["modules"]
     assert isinstance(modules, list)
-    assert "mini_agent.session" in modules and "mini_agent.chat" in modules
+    assert "mini_agent.session" in modules and "mini_agent.live.chat" in modules
     roots = {name.split(".")[0] for name in modules}
     assert sorted(roots - set(sys.stdlib_module_names) - {"mini_agent"}) == []
     assert result["help_exit"] == 0 and "check" in str(result["help"])
@@ -73,7 +73,7 @@ def test_the_live_client_without_its_extra_says_how_to_get_it() -> None:
 
 
 def test_only_the_widgets_need_a_package_from_pypi() -> None:
-    module = "mini_agent.explorers"
+    module = "mini_agent.teaching.explorers"
     blocked = SCRIPT.split("import mini_agent")[0] + f"import {module}\n"
     run = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True)
     assert run.returncode != 0 and f"blocked: {NEEDS_AN_EXTRA['explorers']}" in run.stderr
@@ -81,6 +81,6 @@ def test_only_the_widgets_need_a_package_from_pypi() -> None:
 
 def test_the_cli_imports_httpx_only_when_chat_talks_to_a_model() -> None:
     # httpx is installed here (`live` extra); `check` and friends still should not pay for it
-    script = "import sys, mini_agent.cli, mini_agent.chat; print('httpx' in sys.modules)"
+    script = "import sys, mini_agent.cli, mini_agent.live.chat; print('httpx' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"

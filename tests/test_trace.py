@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, context_units
-from mini_agent.trace import ScanStep, scan_steps
+from mini_agent.teaching.trace import ScanStep, scan_steps
 
 from .helpers import multi_tool_history
 from .test_properties import histories

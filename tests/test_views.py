@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from mini_agent.views import (
+from mini_agent.teaching.trace import label
+from mini_agent.teaching.views import (
     FileView,
     SessionView,
     SideBySide,
     Table,
     TrimView,
     UnitsView,
-    label,
     shorten,
 )
 
@@ -158,7 +158,7 @@ def test_unit_numbers_line_up_from_ten_units_on() -> None:
 
 
 def test_visible_line_escapes_only_what_cannot_be_seen() -> None:
-    from mini_agent.views import visible_line
+    from mini_agent.teaching.views import visible_line
 
     line = '{"role":"user","content":"a\\\\b 中\tc\x01\x7f\u2028"}'
     assert visible_line(line) == '{"role":"user","content":"a\\\\b 中\\tc\\x01\\x7f\\u2028"}'

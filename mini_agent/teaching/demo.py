@@ -15,13 +15,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .agent import run_agent
-from .arguments import positive_int
-from .context import ContextBudgetError, estimate_context_chars
-from .messages import JSON, AssistantMessage, Message, ToolCall, UserMessage
-from .model_client import ScriptedClient, StreamEvent
-from .session import PathLike, load_session
-from .tools import Tool, as_object
+from ..agent import run_agent
+from ..arguments import positive_int
+from ..context import ContextBudgetError, estimate_context_chars
+from ..json_form import JSON
+from ..messages import AssistantMessage, Message, ToolCall, UserMessage
+from ..model_client import ScriptedClient, StreamEvent
+from ..session import PathLike, load_session
+from ..tools import Tool, as_object
 from .views import shorten
 
 FILES = {

@@ -20,7 +20,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .context import estimate_context_chars
+from ..context import estimate_context_chars
+from ..messages import AssistantMessage, Message, ToolCall
+from ..tools import Tool, as_object
 from .explorer_logic import (
     RunFrame,
     check_session_text,
@@ -28,11 +30,9 @@ from .explorer_logic import (
     record_run,
     scan_position_text,
 )
-from .messages import AssistantMessage, Message, ToolCall
 from .samples import sample_session, sample_session_text
-from .tools import Tool, as_object
-from .trace import ScanStep, scan_steps
-from .views import SessionView, TrimView, UnitsView, label, visible_line
+from .trace import ScanStep, label, scan_steps
+from .views import SessionView, TrimView, UnitsView, visible_line
 
 _PRE = "white-space:pre-wrap;font-family:monospace;font-size:12px;margin:4px 0"
 _RED = "#dc2626"

@@ -16,18 +16,17 @@ from dataclasses import dataclass, field
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING
 
-from .messages import (
-    JSON,
+from ..json_form import JSON, describe_error, json_type, parse, stringify
+from ..messages import (
     AssistantMessage,
     Message,
     ToolCall,
     ToolMessage,
     UserMessage,
-    dumps_json,
 )
-from .model_client import StreamEvent, TextDelta, ToolCallEvent
-from .session import _decode_detail, _decoder, _json_type, record  # the same strict JSON
-from .tools import Tool
+from ..model_client import StreamEvent, TextDelta, ToolCallEvent
+from ..session import record
+from ..tools import Tool
 
 if TYPE_CHECKING:
     import httpx
@@ -86,7 +85,7 @@ def to_openai_message(message: Message) -> dict[str, JSON]:
                 {
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": dumps_json(call.input)},
+                    "function": {"name": call.name, "arguments": stringify(call.input)},
                 }
                 for call in message.tool_calls
             ]
@@ -194,12 +193,12 @@ def narrow_arguments(
     tool's schema asks for.
     """
     try:
-        value: JSON = _decoder.decode(arguments)
+        value: JSON = parse(arguments)
     except (ValueError, RecursionError) as err:
-        return arguments, f"invalid JSON arguments for tool {name}: {_decode_detail(err)}"
+        return arguments, f"invalid JSON arguments for tool {name}: {describe_error(err)}"
     tool = tools_by_name.get(name)
     if tool is not None and tool.parameters.get("type") == "object" and not isinstance(value, dict):
-        return value, f"tool {name} needs a JSON object as input, got {_json_type(value)}"
+        return value, f"tool {name} needs a JSON object as input, got {json_type(value)}"
     return value, None
 
 
@@ -231,7 +230,7 @@ def _add_call_delta(parts: dict[int, _CallParts], delta: object) -> None:
     if isinstance(arguments, str):
         call.arguments.append(arguments)
     elif arguments is not None:
-        call.arguments.append(dumps_json(arguments))  # already parsed by the server
+        call.arguments.append(stringify(arguments))  # already parsed by the server
 
 
 def reply_events(payloads: Iterable[str], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
@@ -247,7 +246,7 @@ def reply_events(payloads: Iterable[str], tools: Sequence[Tool]) -> Iterator[Str
             finished = True
             break
         try:
-            chunk = record(_decoder.decode(payload))
+            chunk = record(parse(payload))
         except (ValueError, RecursionError) as err:
             raise ModelStreamError(
                 f"model stream sent data that is not JSON: {payload[:80]!r}"
@@ -294,7 +293,7 @@ def _error_text(body: object) -> str:
     error = item.get("error", item.get("detail"))
     inner = record(error)
     message = inner.get("message") if inner is not None else error
-    return message if isinstance(message, str) else dumps_json(item)
+    return message if isinstance(message, str) else stringify(item)
 
 
 # --- the client ----------------------------------------------------------------------------
@@ -331,7 +330,7 @@ class OpenAICompatibleClient:
         return f"{self.base_url}/chat/completions"
 
     def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
-        body = dumps_json(request_body(self.model, messages, tools)).encode("utf-8")
+        body = stringify(request_body(self.model, messages, tools)).encode("utf-8")
         http = _httpx()
         try:
             with self._http.stream("POST", self.url, content=body) as response:

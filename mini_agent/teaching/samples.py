@@ -7,7 +7,7 @@ assistant is gone (an orphan), Chinese and English text — every shape `context
 
 from __future__ import annotations
 
-from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, record_line
+from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, record_line
 
 
 def sample_session() -> list[Message]:

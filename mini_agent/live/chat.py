@@ -14,19 +14,20 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .agent import AgentTurnLimitError, run_agent
-from .arguments import positive_int
-from .context import ContextBudgetError, estimate_context_chars
-from .messages import JSON, Message, dumps_json
-from .model_client import ModelClient, StreamEvent, TextDelta
+from ..agent import AgentTurnLimitError, run_agent
+from ..arguments import positive_int
+from ..context import ContextBudgetError, estimate_context_chars
+from ..json_form import JSON, stringify
+from ..messages import Message
+from ..model_client import ModelClient, StreamEvent, TextDelta
+from ..session import load_session
+from ..tools import Tool, as_object
 from .openai_client import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_TIMEOUT,
     ModelClientError,
     OpenAICompatibleClient,
 )
-from .session import load_session
-from .tools import Tool, as_object
 
 
 def _count_chars(value: JSON) -> str:
@@ -124,7 +125,7 @@ class _Echo:
                     printed = True
                 else:
                     call = event.call
-                    self.notes.write(f"[tool call] {call.name} {dumps_json(call.input)}\n")
+                    self.notes.write(f"[tool call] {call.name} {stringify(call.input)}\n")
                 yield event
         finally:
             if printed:

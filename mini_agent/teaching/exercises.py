@@ -17,19 +17,19 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .context import context_units as _context_units
-from .context import estimate_context_chars as _estimate_context_chars
-from .context import trim_context as _trim_context
-from .messages import (
+from ..context import context_units as _context_units
+from ..context import estimate_context_chars as _estimate_context_chars
+from ..context import trim_context as _trim_context
+from ..messages import (
     AssistantMessage,
     Message,
     ToolCall,
     ToolMessage,
     UserMessage,
-    label,
     record_line,
 )
-from .session import INVALID_JSON, INVALID_RECORD, load_session, parse_session_message
+from ..session import INVALID_JSON, INVALID_RECORD, load_session, parse_session_message
+from .trace import label
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from html import escape
 
-from .context import ContextBudgetError, context_units, estimate_context_chars, trim_context
-from .messages import AssistantMessage, Message, ToolMessage, dumps_json
-from .messages import label as label  # re-exported: a message's short tag
-from .model_client import ScriptedClient
-from .session import PathLike, load_session
-from .trace import ScanStep, scan_steps
+from ..context import ContextBudgetError, context_units, estimate_context_chars, trim_context
+from ..json_form import stringify
+from ..messages import AssistantMessage, Message, ToolMessage
+from ..model_client import ScriptedClient
+from ..session import PathLike, load_session
+from .trace import ScanStep, label, scan_steps
 
 _ROLE_COLOURS = {"user": "#2563eb", "assistant": "#7c3aed", "tool": "#059669"}
 _BOX = "border:1px solid #d1d5db;border-radius:6px;padding:4px 6px;margin:3px 0"
@@ -27,7 +27,7 @@ _MAX_TEXT = 60
 
 def shorten(text: str, limit: int = _MAX_TEXT) -> str:
     """One line of at most `limit` characters, control characters made visible."""
-    return _clip(dumps_json(text)[1:-1], limit)  # JSON escapes show \n, \t, \u0000 …
+    return _clip(stringify(text)[1:-1], limit)  # JSON escapes show \n, \t, \u0000 …
 
 
 def _clip(text: str, limit: int) -> str:
@@ -46,7 +46,7 @@ def visible_line(text: str, limit: int = 90) -> str:
 
 def _detail(message: Message) -> str:
     if isinstance(message, AssistantMessage) and message.tool_calls:
-        calls = ", ".join(f"{call.id}:{call.name}({_clip(dumps_json(call.input), 30)})"
+        calls = ", ".join(f"{call.id}:{call.name}({_clip(stringify(call.input), 30)})"
                           for call in message.tool_calls)  # fmt: skip
         return f"{shorten(message.content, 30)!s} → {calls}"
     return shorten(message.content)

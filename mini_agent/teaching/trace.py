@@ -12,9 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .messages import AssistantMessage, Message, ToolMessage, label
+from ..messages import AssistantMessage, Message, ToolMessage
 
 Units = tuple[tuple[Message, ...], ...]
+
+
+def label(message: Message) -> str:
+    """A short tag such as `assistant(a,b)`, `tool a!` (an error result) or `user`."""
+    if isinstance(message, AssistantMessage) and message.tool_calls:
+        return f"assistant({','.join(call.id for call in message.tool_calls)})"
+    if isinstance(message, ToolMessage):
+        return f"tool {message.tool_call_id}{'!' if message.is_error else ''}"
+    return message.role
 
 
 def units_text(units: Units) -> str:

@@ -11,11 +11,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .agent import run_agent
-from .messages import AssistantMessage, Message
-from .model_client import ScriptedClient, StreamEvent
-from .session import SessionFormatError, append_session, parse_session_text
-from .tools import Tool
+from ..agent import run_agent
+from ..messages import AssistantMessage, Message
+from ..model_client import ScriptedClient, StreamEvent
+from ..session import SessionFormatError, append_session, parse_session_text
+from ..tools import Tool
 from .trace import ScanStep, units_text
 from .views import SessionView, visible_line
 
