@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from mini_agent import ContextBudgetError, Message, estimate_context_chars, trim_context
 from mini_agent.messages import record_line
-from tests.chapter_reference import literal_trim
+from mini_agent.teaching.chapter_reference import literal_trim
 
 from . import report
 from .histories import forget_sizes, orphan_results, random_history, steps_of

@@ -20,8 +20,8 @@ from mini_agent import (
     estimate_context_chars,
     trim_context,
 )
+from mini_agent.teaching.chapter_reference import literal_trim, literal_units
 
-from .chapter_reference import literal_trim, literal_units
 from .helpers import multi_tool_history
 
 SMALLEST = "context budget cannot contain the smallest consistent message unit"

@@ -23,8 +23,7 @@ from mini_agent import (
 )
 from mini_agent.json_form import JSON
 from mini_agent.messages import record_line
-
-from .chapter_reference import literal_estimate, literal_trim, literal_units
+from mini_agent.teaching.chapter_reference import literal_estimate, literal_trim, literal_units
 
 # Text that stresses the format: line separators JSON carries raw, CJK, emoji, quotes,
 # and lone high surrogates (two highs never pair up, so they round-trip).

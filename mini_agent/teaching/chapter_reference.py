@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mini_agent import ContextBudgetError, Message
-from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
-from mini_agent.messages import AssistantMessage, ToolMessage, record_line
+from ..context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG, ContextBudgetError
+from ..messages import AssistantMessage, Message, ToolMessage, record_line
 
 
 def literal_estimate(messages: Sequence[Message]) -> int:
