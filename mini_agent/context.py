@@ -63,7 +63,7 @@ def _units_newest_first(messages: Sequence[Message]) -> Iterator[range]:
         message = messages[index]
         if isinstance(message, ToolMessage):
             scanned = min(scanned, index)
-            nearest = declared.setdefault(message.tool_call_id, deque())
+            nearest = declared.get(message.tool_call_id)
             while nearest and nearest[0] >= index:  # inside a unit already taken
                 nearest.popleft()
             while not nearest and scanned > 0:
@@ -72,6 +72,7 @@ def _units_newest_first(messages: Sequence[Message]) -> Iterator[range]:
                 if isinstance(candidate, AssistantMessage):
                     for call in candidate.tool_calls:
                         declared.setdefault(call.id, deque()).append(scanned)
+                    nearest = declared.get(message.tool_call_id)
             if nearest:  # the chapter's `assistantIndex >= 0`
                 start = nearest[0]
         yield range(start, index + 1)

@@ -1,4 +1,4 @@
-"""context.py: estimation, unit building and trimming — edge cases of DESIGN.md."""
+"""context.py: estimation, unit building and trimming — edge cases of docs/ARCHITECTURE.md."""
 
 from __future__ import annotations
 

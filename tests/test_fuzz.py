@@ -4,7 +4,7 @@ The property, precisely. Let a valid file (written by `append_session`) be damag
 random edits — bytes replaced, inserted, deleted, the file truncated. Then `load_session`
 on the damaged bytes either
 
-- returns exactly what the damaged text says: read line by line as DESIGN.md describes
+- returns exactly what the damaged text says: read line by line as docs/ARCHITECTURE.md describes
   (split on `\\n`, one `\\r` dropped, blank lines skipped, each line `json.loads` then
   `parse_session_message`) — so damage that leaves every line valid, such as a changed
   letter inside a string, loads as the changed text, and no damage loads as the original;
@@ -40,7 +40,7 @@ def _reject(name: str) -> None:
 
 
 def literal_load(data: bytes) -> Outcome:
-    """DESIGN.md's reading of a session file, written as plainly as possible."""
+    """The reading (docs/ARCHITECTURE.md) of a session file, written as plainly as possible."""
     messages: list[Message] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if raw.endswith(b"\r"):

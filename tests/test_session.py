@@ -1,4 +1,4 @@
-"""session.py: the discrimination table, then every edge case DESIGN.md lists."""
+"""session.py: the discrimination table, then every edge case docs/ARCHITECTURE.md lists."""
 
 from __future__ import annotations
 
