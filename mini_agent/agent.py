@@ -61,10 +61,9 @@ def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
     while end > 0 and isinstance(messages[end - 1], ToolMessage):
         end -= 1
     last = messages[end - 1] if end > 0 else None
-    if not isinstance(last, AssistantMessage):
-        return []
+    calls = last.tool_calls if isinstance(last, AssistantMessage) else ()
     answered = {m.tool_call_id for m in messages[end:] if isinstance(m, ToolMessage)}
-    return [ToolMessage(c.id, INTERRUPTED, True) for c in last.tool_calls if c.id not in answered]
+    return [ToolMessage(c.id, INTERRUPTED, True) for c in calls if c.id not in answered]
 
 
 def check_arguments(
