@@ -15,8 +15,9 @@ def _any_object() -> dict[str, JSON]:
 
 @dataclass(frozen=True)
 class Tool:
-    """A named function the model may call; `run` gets its own copy of the call's `input`.
+    """A named function the model may call; `run` gets the call's `input` and returns text.
 
+    `run` gets a deep copy (a tool may change it; the recorded call stays as it was).
     `parameters` is the JSON schema a live model is shown for the input (default: any object).
     """
 
