@@ -5,6 +5,8 @@ Chapter 34, section "会话与上下文的责任边界".
 
 from __future__ import annotations
 
+import copy
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -15,6 +17,7 @@ from .session import PathLike, append_session, load_session
 from .tools import Tool
 
 DEFAULT_MAX_TURNS = 20
+INTERRUPTED = "interrupted: no result was recorded"
 
 
 class AgentTurnLimitError(RuntimeError):
@@ -40,7 +43,7 @@ def run_tool(
     if input_error is not None:
         return ToolMessage(call.id, input_error, is_error=True)
     try:
-        output = tool.run(call.input)
+        output = tool.run(copy.deepcopy(call.input))  # its own copy: the recorded call stays
     except Exception as err:  # the model should see the failure and may try again
         return ToolMessage(call.id, f"{type(err).__name__}: {err}", is_error=True)
     if not isinstance(output, str):
@@ -48,6 +51,39 @@ def run_tool(
             call.id, f"tool {call.name} returned {type(output).__name__}, not str", is_error=True
         )
     return ToolMessage(call.id, output)
+
+
+def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
+    """An error result for each call of the last assistant that no later result answers:
+    what a run stopped while tools ran (Ctrl-C, a result the disk refused, a killed process)
+    leaves open. Servers reject a request that holds a call without its result."""
+    end = len(messages)
+    while end > 0 and isinstance(messages[end - 1], ToolMessage):
+        end -= 1
+    last = messages[end - 1] if end > 0 else None
+    calls = last.tool_calls if isinstance(last, AssistantMessage) else ()
+    answered = {m.tool_call_id for m in messages[end:] if isinstance(m, ToolMessage)}
+    return [ToolMessage(c.id, INTERRUPTED, True) for c in calls if c.id not in answered]
+
+
+def check_arguments(
+    prompt: object, tools: object, session_path: object, budget: object, max_turns: object
+) -> None:
+    """Refuse a bad argument before anything is loaded or written."""
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int):
+        raise TypeError(f"max_turns must be an int, not {type(max_turns).__name__}")
+    if max_turns < 1:
+        raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+    if budget is not None:
+        check_budget(budget)  # type: ignore[arg-type]  # it checks the type itself
+    if not isinstance(tools, Sequence) or not all(isinstance(tool, Tool) for tool in tools):
+        raise TypeError("tools must be a sequence of Tool")
+    if len({tool.name for tool in tools}) != len(tools):
+        raise ValueError("tool names must be unique")
+    if session_path is not None and not isinstance(session_path, (str, os.PathLike)):
+        raise TypeError(f"session_path must be a path, not {type(session_path).__name__}")
 
 
 def run_agent(
@@ -66,15 +102,11 @@ def run_agent(
     with `context_max_chars`, each model request gets `trim_context(messages, budget)`.
     `on_request(messages, context)` is called before each model request with every message
     in memory (with a session path: exactly what is on disk) and the context about to be sent.
-    A model request that fails raises here and records nothing of its reply.
+    A model request that fails raises here and records nothing of its reply; a run stopped
+    while tools ran raises too, and the next run records `INTERRUPTED` for each call left open.
     """
-    if context_max_chars is not None:
-        check_budget(context_max_chars)
-    if max_turns < 1:
-        raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+    check_arguments(prompt, tools, session_path, context_max_chars, max_turns)
     tools_by_name = {tool.name: tool for tool in tools}
-    if len(tools_by_name) != len(tools):
-        raise ValueError("tool names must be unique")
     messages: list[Message] = load_session(session_path) if session_path is not None else []
 
     def record(message: Message) -> None:
@@ -82,6 +114,8 @@ def run_agent(
         if session_path is not None:
             append_session(session_path, message)
 
+    for result in interrupted_results(messages):  # what an interrupted run left open
+        record(result)
     record(UserMessage(prompt))
     for _ in range(max_turns):
         context = (

@@ -63,11 +63,6 @@ def collect_reply(events: Iterable[StreamEvent]) -> Reply:
     return Reply(AssistantMessage("".join(text), tuple(calls)), tuple(errors))
 
 
-def collect(events: Iterable[StreamEvent]) -> AssistantMessage:
-    """Assemble a finished stream into one assistant message."""
-    return collect_reply(events).message
-
-
 class ScriptExhaustedError(RuntimeError):
     """A `ScriptedClient` was asked for more replies than it was given."""
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .json_form import JSON
+from .session import record
 
 
 def _any_object() -> dict[str, JSON]:
@@ -16,6 +17,7 @@ def _any_object() -> dict[str, JSON]:
 class Tool:
     """A named function the model may call; `run` gets the call's `input` and returns text.
 
+    `run` gets a deep copy (a tool may change it; the recorded call stays as it was).
     `parameters` is the JSON schema a live model is shown for the input (default: any object).
     """
 
@@ -25,9 +27,6 @@ class Tool:
     parameters: dict[str, JSON] = field(default_factory=_any_object, hash=False)
 
 
-def as_object(value: JSON) -> dict[str, JSON] | None:
-    """The chapter's `asObject()`: the input as a JSON object, or `None` if it is not one.
-
-    Model output is untrusted JSON: narrow the structure first, then read the fields.
-    """
-    return value if isinstance(value, dict) else None
+# The chapter's `asObject()` is the same narrowing as session's `record()`: one definition.
+# Model output is untrusted JSON: narrow the structure first, then read the fields.
+as_object = record

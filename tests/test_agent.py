@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import errno
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -20,16 +26,19 @@ from mini_agent import (
     load_session,
     run_agent,
 )
-from mini_agent.agent import AgentTurnLimitError
+from mini_agent.agent import INTERRUPTED, AgentResult, AgentTurnLimitError, interrupted_results
 from mini_agent.json_form import JSON
 from mini_agent.model_client import (
     ScriptExhaustedError,
     StreamEvent,
     TextDelta,
     ToolCallEvent,
-    collect,
+    collect_reply,
 )
+from mini_agent.session import record
 from mini_agent.tools import as_object
+
+from .helpers import write_lines
 
 
 def read_tool(value: JSON) -> str:
@@ -172,7 +181,9 @@ def test_collect_assembles_deltas_and_calls() -> None:
         ToolCallEvent(ToolCall("1", "t", None)),
         TextDelta("b"),
     ]
-    assert collect(events) == AssistantMessage("ab", (ToolCall("1", "t", None),))
+    reply = collect_reply(events)
+    assert reply.message == AssistantMessage("ab", (ToolCall("1", "t", None),))
+    assert reply.input_errors == (None,)
 
 
 def test_scripted_client_repr_is_stable() -> None:
@@ -183,6 +194,7 @@ def test_scripted_client_repr_is_stable() -> None:
 
 
 def test_as_object_narrows_untrusted_input() -> None:
+    assert as_object is record  # one narrowing, two of the chapter's names
     assert as_object({"a": 1}) == {"a": 1}
     assert as_object([1]) is None
     assert as_object(None) is None
@@ -254,3 +266,323 @@ def test_on_request_sees_every_message_and_the_trimmed_context(tmp_path: Path) -
 def test_a_tool_made_with_three_arguments_accepts_any_object() -> None:
     assert READ.parameters == {"type": "object"}
     assert hash(READ) == hash(Tool("read", "read a file", read_tool))
+
+
+# After an interruption: disk == memory at every request, and no call without its result.
+
+
+def assert_answered(request: Sequence[Message]) -> None:
+    """What an OpenAI-compatible server demands: each assistant's calls are answered by the
+    tool results right after it, and every tool result answers a call just before it."""
+    index = 0
+    while index < len(request):  # bounded: index grows every pass
+        message = request[index]
+        index += 1
+        assert not isinstance(message, ToolMessage), f"result without its call at {index - 1}"
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            ids = [call.id for call in message.tool_calls]
+            results = request[index : index + len(ids)]
+            answered = [m.tool_call_id for m in results if isinstance(m, ToolMessage)]
+            assert sorted(answered) == sorted(ids), f"calls {ids} answered by {answered}"
+            index += len(ids)
+
+
+@pytest.fixture(autouse=True)
+def every_request_is_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every request any ScriptedClient of this module receives passes `assert_answered`."""
+    stream = ScriptedClient.stream
+
+    def checked(
+        self: ScriptedClient, messages: Sequence[Message], tools: Sequence[Tool]
+    ) -> Iterator[StreamEvent]:
+        assert_answered(messages)
+        return stream(self, messages, tools)
+
+    monkeypatch.setattr(ScriptedClient, "stream", checked)
+
+
+def test_the_request_check_catches_a_call_without_its_result() -> None:
+    two = calling(ToolCall("a", "read", {}), ToolCall("b", "read", {}))
+    assert_answered([UserMessage("q"), two, ToolMessage("b", "x"), ToolMessage("a", "y")])
+    bad_requests: list[list[Message]] = [
+        [UserMessage("q"), two, ToolMessage("a", "y")],
+        [UserMessage("q"), two, ToolMessage("a", "y"), UserMessage("next")],
+        [ToolMessage("a", "y"), UserMessage("q")],
+    ]
+    for bad in bad_requests:
+        with pytest.raises(AssertionError):
+            assert_answered(bad)
+
+
+def resume(session: Path, budget: int | None = None) -> tuple[list[Message], AgentResult]:
+    """The next run on `session`; returns its one request and what it left in memory.
+
+    Its `on_request` checks the docstring's promise: with a session path, what is on disk.
+    """
+    client = ScriptedClient([AssistantMessage("resumed")])
+
+    def on_request(messages: Sequence[Message], context: Sequence[Message]) -> None:
+        assert list(messages) == load_session(session)
+
+    result = run_agent(
+        "go on",
+        client=client,
+        session_path=session,
+        context_max_chars=budget,
+        on_request=on_request,
+    )
+    assert load_session(session) == list(result.messages)
+    (request,) = client.requests
+    return request, result
+
+
+def test_interrupted_results_answer_the_last_assistants_open_calls() -> None:
+    two = calling(ToolCall("a", "read", {}), ToolCall("b", "read", {}))
+    interrupted = ToolMessage("a", INTERRUPTED, is_error=True)
+    assert interrupted_results([]) == []
+    assert interrupted_results([UserMessage("q")]) == []
+    assert interrupted_results([UserMessage("q"), AssistantMessage("done")]) == []
+    assert interrupted_results([UserMessage("q"), two, ToolMessage("b", "x")]) == [interrupted]
+    assert interrupted_results([two]) == [interrupted, ToolMessage("b", INTERRUPTED, True)]
+    assert interrupted_results([two, ToolMessage("a", "x"), ToolMessage("b", "y")]) == []
+    # a user after the calls (a v1 file): results appended now would not follow their call
+    assert interrupted_results([two, UserMessage("next")]) == []
+
+
+def read_and_stop(stop: Tool) -> tuple[AssistantMessage, list[Tool]]:
+    """An assistant whose first call reads and whose second runs `stop`."""
+    calls = (ToolCall("1", "read", {"path": "a"}), ToolCall("2", stop.name, {}))
+    return calling(*calls), [READ, stop]
+
+
+def stopping(interruption: type[BaseException]) -> Tool:
+    def stop(value: JSON) -> str:
+        raise interruption("stopped inside the tool")
+
+    return Tool("stop", "stop the run", stop)
+
+
+CLOSED = ToolMessage("2", INTERRUPTED, is_error=True)
+
+
+@pytest.mark.parametrize("interruption", [KeyboardInterrupt, SystemExit])
+@pytest.mark.parametrize("kept", ["everything", "the tool unit", "the prompt only"])
+def test_a_run_stopped_inside_a_tool_is_closed_before_the_next_request(
+    tmp_path: Path, interruption: type[BaseException], kept: str
+) -> None:
+    session = tmp_path / "s.jsonl"
+    assistant, tools = read_and_stop(stopping(interruption))
+    left: list[Message] = [UserMessage("go"), assistant, ToolMessage("1", "contents of a")]
+    unit, prompt = [assistant, left[2], CLOSED], UserMessage("go on")
+    budget = {
+        "everything": None,
+        "the tool unit": estimate_context_chars([*unit, prompt]),
+        "the prompt only": estimate_context_chars([prompt]),
+    }[kept]
+    client = ScriptedClient([assistant, AssistantMessage("never sent")])
+    with pytest.raises(interruption):
+        run_agent("go", client=client, tools=tools, session_path=session, context_max_chars=budget)
+    assert load_session(session) == left  # the killed call has no result yet
+    request, result = resume(session, budget)
+    assert list(result.messages) == [*left, CLOSED, prompt, AssistantMessage("resumed")]
+    assert (
+        request
+        == {
+            "everything": [*left, CLOSED, prompt],
+            "the tool unit": [*unit, prompt],
+            "the prompt only": [prompt],
+        }[kept]
+    )
+
+
+def test_an_exception_inside_a_tool_is_its_result_and_the_run_goes_on(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    assistant, tools = read_and_stop(stopping(OSError))
+    client = ScriptedClient([assistant, AssistantMessage("noted")])
+    result = run_agent("go", client=client, tools=tools, session_path=session)
+    failed = ToolMessage("2", "OSError: stopped inside the tool", is_error=True)
+    assert result.messages[2:] == (
+        ToolMessage("1", "contents of a"),
+        failed,
+        AssistantMessage("noted"),
+    )
+    assert client.requests[1] == list(result.messages[:4])
+    assert load_session(session) == list(result.messages)
+
+
+ASSISTANT_LINE = (
+    '{"role":"assistant","content":"reading both","toolCalls":'
+    '[{"id":"a","name":"read","input":{"path":"a"}},{"id":"b","name":"read","input":{"path":"b"}}]}'
+)
+
+
+def test_a_session_a_killed_process_left_is_closed_on_the_next_load(tmp_path: Path) -> None:
+    session = write_lines(
+        tmp_path / "s.jsonl",
+        '{"role":"user","content":"read both"}',
+        ASSISTANT_LINE,
+        '{"role":"tool","content":"contents of a","toolCallId":"a","isError":false}',
+    )
+    before = session.read_bytes()
+    request, result = resume(session)
+    closing = f'{{"role":"tool","content":"{INTERRUPTED}","toolCallId":"b","isError":true}}\n'
+    assert session.read_bytes().startswith(before + closing.encode())
+    assert request == list(result.messages[:-1])
+    assert request[3] == ToolMessage("b", INTERRUPTED, is_error=True)
+
+
+def run_in_a_child(code: str, session: Path) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a fresh interpreter with `session` and this checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), str(session)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+CHILD_PRELUDE = """
+    import os, resource, signal, sys
+    from mini_agent import AssistantMessage, ScriptedClient, Tool, ToolCall, run_agent
+    calls = (ToolCall("1", "read", {"path": "a"}), ToolCall("2", "work", {}))
+    client = ScriptedClient([AssistantMessage("working", calls), AssistantMessage("never")])
+    read = Tool("read", "read", lambda value: "contents of a")
+"""
+
+
+def test_a_process_killed_inside_a_tool_leaves_a_session_the_next_run_closes(
+    tmp_path: Path,
+) -> None:
+    session = tmp_path / "s.jsonl"
+    child = (
+        CHILD_PRELUDE
+        + """
+    kill = Tool("work", "work", lambda value: os.kill(os.getpid(), signal.SIGKILL) or "")
+    run_agent("go", client=client, tools=[read, kill], session_path=sys.argv[1])
+    """
+    )
+    assert run_in_a_child(child, session).returncode == -signal.SIGKILL
+    assert [m.role for m in load_session(session)] == ["user", "assistant", "tool"]
+    request, result = resume(session)
+    assert request[3] == CLOSED
+    assert request == list(result.messages[:-1])
+
+
+HUGE = "x" * 200_000  # a result no 64 KiB disk or file-size limit can take
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 64 KiB tmpfs, so a write really fails with ENOSPC."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_result_a_full_disk_refuses_is_closed_by_the_next_run(small_disk: Path) -> None:
+    session = small_disk / "s.jsonl"
+    huge = Tool("work", "work", lambda value: HUGE)
+    calls = (ToolCall("1", "read", {"path": "a"}), ToolCall("2", "work", {}))
+    client = ScriptedClient([calling(*calls), AssistantMessage("never")])
+    with pytest.raises(OSError) as refused:
+        run_agent("go", client=client, tools=[READ, huge], session_path=session)
+    assert refused.value.errno == errno.ENOSPC
+    assert [m.role for m in load_session(session)] == ["user", "assistant", "tool"]
+    request, result = resume(session)  # the short closing result fits where HUGE did not
+    assert request[3] == CLOSED
+    assert request == list(result.messages[:-1])
+
+
+def test_a_result_beyond_the_file_size_limit_is_closed_by_the_next_run(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    child = (
+        CHILD_PRELUDE
+        + f"""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a killed process
+    resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+    huge = Tool("work", "work", lambda value: "x" * {len(HUGE)})
+    try:
+        run_agent("go", client=client, tools=[read, huge], session_path=sys.argv[1])
+    except OSError as err:
+        print(err.errno)
+    """
+    )
+    done = run_in_a_child(child, session)
+    assert (done.returncode, done.stdout.strip()) == (0, str(errno.EFBIG)), done.stderr
+    assert [m.role for m in load_session(session)] == ["user", "assistant", "tool"]
+    request, result = resume(session)
+    assert request[3] == CLOSED
+    assert request == list(result.messages[:-1])
+
+
+def test_a_tool_that_mutates_its_input_changes_neither_the_request_nor_the_disk(
+    tmp_path: Path,
+) -> None:
+    def take(value: JSON) -> str:
+        args = as_object(value)
+        assert args is not None
+        args["options"]["seen"].append(True)
+        return f"took {args.pop('path')}"
+
+    session = tmp_path / "s.jsonl"
+    call = ToolCall("1", "take", {"path": "a", "options": {"seen": []}})
+    client = ScriptedClient([calling(call), AssistantMessage("done")])
+    result = run_agent(
+        "go", client=client, tools=[Tool("take", "take", take)], session_path=session
+    )
+    sent = client.requests[1][1]
+    assert isinstance(sent, AssistantMessage)
+    assert sent.tool_calls[0].input == {"path": "a", "options": {"seen": []}}
+    assert client.requests[1] == load_session(session)[:3] == list(result.messages[:3])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"prompt": 1},
+        {"prompt": None},
+        {"max_turns": 1.5},
+        {"max_turns": True},
+        {"max_turns": 0},
+        {"max_turns": "3"},
+        {"context_max_chars": 1.5},
+        {"context_max_chars": True},
+        {"context_max_chars": 0},
+        {"tools": [object()]},
+        {"tools": "read"},
+        {"tools": [READ, READ]},
+        {"tools": 3},
+    ],
+    ids=lambda bad: "-".join(f"{key}={value!r:.20}" for key, value in bad.items()),
+)
+def test_a_bad_argument_is_refused_before_anything_is_written(
+    tmp_path: Path, bad: dict[str, object]
+) -> None:
+    session = write_lines(tmp_path / "s.jsonl", '{"role":"user","content":"old"}')
+    for path in (session, tmp_path / "new.jsonl"):
+        before = path.read_bytes() if path.exists() else None
+        arguments: dict[str, object] = {"prompt": "x", "session_path": path, **bad}
+        prompt = arguments.pop("prompt")
+        with pytest.raises((TypeError, ValueError)):
+            run_agent(prompt, client=ScriptedClient([AssistantMessage("x")]), **arguments)  # type: ignore[arg-type]
+        assert (path.read_bytes() if path.exists() else None) == before
+
+
+@pytest.mark.parametrize("path", [3, b"s.jsonl", ["s.jsonl"]])
+def test_a_session_path_that_is_not_a_path_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: object
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where b"s.jsonl" would land if it were taken
+    with pytest.raises(TypeError, match="session_path must be a path"):
+        run_agent("x", client=ScriptedClient([]), session_path=path)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
