@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from functools import partial
 
 from mini_agent import (
     AssistantMessage,
@@ -55,7 +56,7 @@ def budget_scaling() -> list[tuple[int, float, float]]:
             (
                 count,
                 best_of(50, cold) * 1e3,
-                best_of(200, lambda h=history: trim_context(h, BUDGET)) * 1e3,
+                best_of(200, partial(trim_context, history, BUDGET)) * 1e3,
             )
         )
     return rows
@@ -78,7 +79,7 @@ def orphan_scaling() -> list[tuple[int, float]]:
     for count in (10_000, 20_000, 40_000, 80_000):
         history = orphan_history(count)
         full = estimate_context_chars(history)
-        rows.append((count, best_of(5, lambda h=history, f=full: trim_context(h, f)) * 1e3))
+        rows.append((count, best_of(5, partial(trim_context, history, full)) * 1e3))
     return rows
 
 

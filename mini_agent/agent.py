@@ -5,6 +5,7 @@ Chapter 34, section "会话与上下文的责任边界".
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 from collections.abc import Callable, Sequence
@@ -102,17 +103,18 @@ def run_agent(
     with `context_max_chars`, each model request gets `trim_context(messages, budget)`.
     `on_request(messages, context)` is called before each model request with every message
     in memory (with a session path: exactly what is on disk) and the context about to be sent.
-    A model request that fails raises here and records nothing of its reply; a run stopped
-    while tools ran raises too, and the next run records `INTERRUPTED` for each call left open.
+    A model request that fails raises here and records nothing of its reply. A run stopped
+    while tools ran records `INTERRUPTED` for each call left open, then raises; what it could
+    not write (or a killed process left open) the next run records before its first request.
     """
     check_arguments(prompt, tools, session_path, context_max_chars, max_turns)
     tools_by_name = {tool.name: tool for tool in tools}
     messages: list[Message] = load_session(session_path) if session_path is not None else []
 
     def record(message: Message) -> None:
-        messages.append(message)
-        if session_path is not None:
+        if session_path is not None:  # disk first: a refused write leaves disk == memory
             append_session(session_path, message)
+        messages.append(message)
 
     for result in interrupted_results(messages):  # what an interrupted run left open
         record(result)
@@ -128,6 +130,12 @@ def run_agent(
         record(assistant)
         if not assistant.tool_calls:
             return AgentResult(assistant, tuple(messages))
-        for call, input_error in zip(assistant.tool_calls, reply.input_errors, strict=True):
-            record(run_tool(tools_by_name, call, input_error))
+        try:
+            for call, input_error in zip(assistant.tool_calls, reply.input_errors, strict=True):
+                record(run_tool(tools_by_name, call, input_error))
+        except BaseException:  # Ctrl-C, a refused write: say so on disk now if we can
+            with contextlib.suppress(Exception):  # if not, the next run does
+                for result in interrupted_results(messages):
+                    record(result)
+            raise
     raise AgentTurnLimitError(f"agent stopped after {max_turns} model turns without a final answer")

@@ -367,7 +367,7 @@ CLOSED = ToolMessage("2", INTERRUPTED, is_error=True)
 
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, SystemExit])
 @pytest.mark.parametrize("kept", ["everything", "the tool unit", "the prompt only"])
-def test_a_run_stopped_inside_a_tool_is_closed_before_the_next_request(
+def test_a_run_stopped_inside_a_tool_closes_its_open_calls_at_once(
     tmp_path: Path, interruption: type[BaseException], kept: str
 ) -> None:
     session = tmp_path / "s.jsonl"
@@ -382,7 +382,7 @@ def test_a_run_stopped_inside_a_tool_is_closed_before_the_next_request(
     client = ScriptedClient([assistant, AssistantMessage("never sent")])
     with pytest.raises(interruption):
         run_agent("go", client=client, tools=tools, session_path=session, context_max_chars=budget)
-    assert load_session(session) == left  # the killed call has no result yet
+    assert load_session(session) == [*left, CLOSED]  # said on disk at once
     request, result = resume(session, budget)
     assert list(result.messages) == [*left, CLOSED, prompt, AssistantMessage("resumed")]
     assert (
@@ -489,7 +489,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(mount)], check=True)
 
 
-def test_a_result_a_full_disk_refuses_is_closed_by_the_next_run(small_disk: Path) -> None:
+def test_a_result_a_full_disk_refuses_is_closed_at_once(small_disk: Path) -> None:
     session = small_disk / "s.jsonl"
     huge = Tool("work", "work", lambda value: HUGE)
     calls = (ToolCall("1", "read", {"path": "a"}), ToolCall("2", "work", {}))
@@ -497,13 +497,13 @@ def test_a_result_a_full_disk_refuses_is_closed_by_the_next_run(small_disk: Path
     with pytest.raises(OSError) as refused:
         run_agent("go", client=client, tools=[READ, huge], session_path=session)
     assert refused.value.errno == errno.ENOSPC
-    assert [m.role for m in load_session(session)] == ["user", "assistant", "tool"]
-    request, result = resume(session)  # the short closing result fits where HUGE did not
+    assert load_session(session)[3:] == [CLOSED]  # the short closing result fits where HUGE did not
+    request, result = resume(session)
     assert request[3] == CLOSED
     assert request == list(result.messages[:-1])
 
 
-def test_a_result_beyond_the_file_size_limit_is_closed_by_the_next_run(tmp_path: Path) -> None:
+def test_a_result_beyond_the_file_size_limit_is_closed_at_once(tmp_path: Path) -> None:
     session = tmp_path / "s.jsonl"
     child = (
         CHILD_PRELUDE
@@ -519,7 +519,7 @@ def test_a_result_beyond_the_file_size_limit_is_closed_by_the_next_run(tmp_path:
     )
     done = run_in_a_child(child, session)
     assert (done.returncode, done.stdout.strip()) == (0, str(errno.EFBIG)), done.stderr
-    assert [m.role for m in load_session(session)] == ["user", "assistant", "tool"]
+    assert load_session(session)[3:] == [CLOSED]
     request, result = resume(session)
     assert request[3] == CLOSED
     assert request == list(result.messages[:-1])
@@ -586,3 +586,24 @@ def test_a_session_path_that_is_not_a_path_is_refused(
     with pytest.raises(TypeError, match="session_path must be a path"):
         run_agent("x", client=ScriptedClient([]), session_path=path)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_result_the_session_refuses_is_in_neither_memory_nor_disk_and_its_call_is_closed(
+    tmp_path: Path,
+) -> None:
+    session = tmp_path / "s.jsonl"
+    pair = Tool("pair", "pair", lambda value: "\ud83d\ude00")  # would load back as one char
+    call = ToolCall("1", "pair", {})
+    client = ScriptedClient([calling(call), AssistantMessage("never")])
+    seen: list[Sequence[Message]] = []
+    with pytest.raises(ValueError, match="would not load back unchanged"):
+        run_agent(
+            "go",
+            client=client,
+            tools=[pair],
+            session_path=session,
+            on_request=lambda m, c: seen.append(m),
+        )
+    on_disk = load_session(session)
+    assert on_disk == [UserMessage("go"), calling(call), ToolMessage("1", INTERRUPTED, True)]
+    assert list(seen[0]) == on_disk[:1]  # the one request saw exactly the disk
