@@ -86,12 +86,11 @@ def why_not_torn(error: SessionFormatError, line: Iterable[bytes]) -> str | None
     if error.phrase != INVALID_JSON:
         return "it is complete JSON, but not a record"
     decoder = codecs.getincrementaldecoder("utf-8")()
-    chars, tail = 0, ""
+    started, chars, tail = False, 0, ""
     for piece in line:
-        if chars == 0 and not tail and not decoder.getstate()[0] and piece[:1] != b"{":
-            if not piece:
-                continue
+        if not started and piece and not piece.startswith(b"{"):
             return "it does not start with `{`, as every record does"
+        started = started or bool(piece)
         if _CONTROL.search(piece):
             return "it holds a control byte (a NUL?), which no record holds"
         try:
@@ -130,9 +129,11 @@ def repair_session(path: PathLike) -> RepairReport:
     and synced before the session is truncated to its complete lines and synced. The
     session is only ever shortened in place, so a failure or a kill leaves it as it was or
     repaired, never replaced; a failure removes what it made, and what a killed run left
-    the next run removes (a temporary file) or uses (a backup made before the cut). Raises `RepairRefusedError`, file untouched, for
-    any other damage; an `OSError` names the session and the step that failed. Holds the
-    lock `append_session` takes, so cooperating appenders wait and then append to the cut file.
+    the next run removes (a temporary file) or uses (a backup made before the cut).
+
+    Raises `RepairRefusedError`, file untouched, for any other damage; an `OSError` names
+    the session and the step that failed. Holds the lock `append_session` takes, so
+    cooperating appenders wait, then append to the cut file.
     """
     shown = Path(path)  # errors and the report name the file as the caller did
     fd = open_locked(shown, os.O_RDWR)  # read-write: refuse a file we may not write
