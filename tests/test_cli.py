@@ -17,6 +17,7 @@ from mini_agent.live import chat
 from mini_agent.messages import record_line
 from mini_agent.teaching import demo
 from mini_agent.teaching.views import SessionView, TrimView, UnitsView
+from mini_agent.visible import visible_line
 
 from .helpers import multi_tool_history
 
@@ -173,6 +174,16 @@ def test_check_offers_repair_only_for_a_record_cut_off(session: Path) -> None:
         assert run.code == 1 and ("repair s.jsonl" in run.err) == offered, tail
         assert (cli("repair", "s.jsonl", cwd=session.parent).code == 0) == offered, tail
         assert session.read_bytes() == (complete if offered else complete + tail)
+
+
+def test_excerpts_escape_every_invisible_character_and_never_cut_an_escape() -> None:
+    hidden = "\ufeff\u202e\u200b\u00ad\u2028\x85\x00\ud800\U000e0001"
+    assert visible_line("a" + hidden + "中") == (
+        "a\\ufeff\\u202e\\u200b\\xad\\u2028\\x85\\x00\\ud800\\U000e0001中"
+    )
+    assert visible_line("\u3000 \u00a0é", 9) == "\u3000 \u00a0é"  # spaces one can see stay
+    assert visible_line("ab\x00\x00\x00", 9) == "ab\\x00…"  # not "ab\\x00\\x…"
+    assert visible_line("x" * 10, 10) == "x" * 10 and visible_line("x" * 11, 10) == "x" * 9 + "…"
 
 
 MEASURE = """
