@@ -1,30 +1,32 @@
 """`python -m mini_agent` (or `mini-agent`): look at, trim, demo and repair session files.
 
-Every subcommand is a `Command`: a name, a help line, `add_arguments(parser)` and
-`run(args) -> int`. A module that exposes those two functions becomes a subcommand with one
-line in `COMMANDS`, e.g. `module_command("mini_agent.chat")`; `demo` is registered that way.
-A command returns its exit code, or raises: `main` turns a `SessionFormatError`, a
-`ContextBudgetError` or an `OSError` into exit 1 with a message on stderr, never a traceback.
+Plain argparse: each subcommand is a parser with its arguments and a `run(args) -> int`
+(`demo` and `chat` bring their own `add_arguments` and `run`). A command returns its exit
+code, or raises: `main` turns a `SessionFormatError`, a `ContextBudgetError` or an `OSError`
+into exit 1 with a message on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import codecs
 import io
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import ModuleType
+from typing import BinaryIO
 
 from .arguments import positive_int
 from .context import ContextBudgetError, estimate_context_chars
+from .live import chat
 from .messages import Message
-from .repair import repair_session
-from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
-from .teaching.views import SessionView, TrimView, UnitsView, visible_line
+from .repair import CHUNK, RepairRefusedError, repair_session, why_not_torn
+from .session import INVALID_JSON, SessionFormatError, load_session
+from .teaching import demo
+from .teaching.views import SessionView, TrimView, UnitsView
+from .visible import visible_line
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
 EXIT_CODES = """\
@@ -36,75 +38,103 @@ exit status:
 EXCERPT_CHARS = 72
 
 
-@dataclass(frozen=True)
-class Command:
-    """One subcommand: `run` returns an exit code or raises one of the errors `main` maps."""
-
-    name: str
-    help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
-    description: str = ""  # the subcommand's --help text; `help` when empty
-
-
-def module_command(module_name: str) -> Command:
-    """The subcommand a module provides: named after the module, helped by its docstring's
-    first line, with the module's `add_arguments(parser)` and `run(args) -> int`."""
-    module = importlib.import_module(module_name)
-    doc = (module.__doc__ or "").strip()
-    return Command(
-        name=module_name.rpartition(".")[2],
-        help=doc.splitlines()[0] if doc else "",
-        add_arguments=module.add_arguments,
-        run=module.run,
-        description=doc,
-    )
-
-
 # --- loading, with what an editor or CI needs to point at a bad line -----------------------
 
 
 def read_session(path: str) -> list[Message]:
-    """The session at `path`, strictly; unlike `load_session`, a missing file is an error
+    """The session at `path`, as `load_session` reads it; but a missing file is an error
     here: someone named a file on the command line and would not want a silent `[]`."""
-    with open(path, "rb") as file:
-        return parse_session_bytes(file.read(), path)
+    messages = load_session(path)
+    if not messages:
+        os.stat(path)  # raises FileNotFoundError when that `[]` meant "no file"
+    return messages
 
 
 def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") -> str:
-    """`FILE:LINE: message`, then the bad line shortened with its control characters shown.
+    """`FILE:LINE: message`, then the bad line shortened with its invisible characters shown.
 
-    Reads the file again only to quote it; a file that has gone meanwhile is not quoted.
+    Reads the file again only to quote it, a chunk at a time: memory stays bounded however
+    long the line. A file that has gone or shrunk meanwhile is not quoted.
     """
     lines = [f"{err.path}:{err.line}: {err}"]
     try:
-        data = Path(err.path).read_bytes()
+        with open(err.path, "rb") as file:
+            start = _line_start(file, err.line)
+            if start is None:
+                return lines[0]
+            lines.append(f"  {err.line} | {excerpt(_Line(file, start), err.column)}")
+            line = _Line(file, start)
+            torn = err.phrase == INVALID_JSON and why_not_torn(err, line) is None
+            if torn and not line.terminated:
+                lines.append(
+                    "  the last line is incomplete (an interrupted write?): "
+                    f"`{prog} repair {err.path}` moves it to a backup file"
+                )
     except OSError:
-        return lines[0]
-    physical = data.split(b"\n")
-    if err.line <= len(physical):
-        text = physical[err.line - 1].decode("utf-8", errors="replace")
-        lines.append(f"  {err.line} | {excerpt(text, _column(err))}")
-    torn = err.line == len(physical) and not data.endswith(b"\n") and err.phrase == INVALID_JSON
-    if torn:
-        lines.append(
-            "  the last line is incomplete (an interrupted write?): "
-            f"`{prog} repair {err.path}` moves it to a backup file"
-        )
+        pass
     return "\n".join(lines)
 
 
-def _column(err: SessionFormatError) -> int | None:
-    cause = err.__cause__
-    return getattr(cause, "colno", None)
+def _line_start(file: BinaryIO, number: int) -> int | None:
+    """The offset where physical line `number` starts; `None` when the file has fewer."""
+    offset, newlines = 0, 0
+    while newlines < number - 1:
+        chunk = file.read(CHUNK)
+        if not chunk:
+            return None
+        count = chunk.count(b"\n")
+        if newlines + count >= number - 1:
+            at = -1
+            for _ in range(number - 1 - newlines):
+                at = chunk.index(b"\n", at + 1)
+            return offset + at + 1
+        newlines, offset = newlines + count, offset + len(chunk)
+    return 0
 
 
-def excerpt(text: str, column: int | None = None, limit: int = EXCERPT_CHARS) -> str:
-    """The line, shortened; when the error's column lies beyond the cut, the part around it."""
-    if column is not None and column > limit // 2 and len(text) > limit:
-        start = column - limit // 2
-        return "…" + visible_line(text[start:], limit - 1)
-    return visible_line(text, limit)
+class _Line:
+    """The bytes of the line that starts at `start`, a chunk at a time, without its newline;
+    `terminated` tells, once read to its end, whether a newline ended it."""
+
+    def __init__(self, file: BinaryIO, start: int) -> None:
+        self.file, self.start, self.terminated = file, start, False
+
+    def __iter__(self) -> Iterator[bytes]:
+        self.file.seek(self.start)
+        while chunk := self.file.read(CHUNK):
+            end = chunk.find(b"\n")
+            if end >= 0:
+                self.terminated = True
+                if end:
+                    yield chunk[:end]
+                return
+            yield chunk
+
+
+def excerpt(line: Iterable[bytes], column: int | None = None, limit: int = EXCERPT_CHARS) -> str:
+    """The line, shortened; when the error's column lies beyond the cut, the part around it.
+
+    `line` gives the line's bytes in pieces; only as many are read as the excerpt shows.
+    """
+    skip = column - limit // 2 if column is not None and column > limit // 2 else 0
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    head, window, seen = "", "", 0  # text[:limit + 1], text[skip:skip + limit]
+
+    def take(text: str) -> None:
+        nonlocal head, window, seen
+        head += text[: max(limit + 1 - seen, 0)]
+        window += text[max(skip - seen, 0) : max(skip + limit - seen, 0)]
+        seen += len(text)
+
+    for piece in line:
+        take(decoder.decode(piece))
+        if seen > skip + limit:
+            break
+    else:
+        take(decoder.decode(b"", final=True))
+    if skip and len(head) > limit:
+        return "…" + visible_line(window, limit - 1)
+    return visible_line(head, limit)
 
 
 # --- the built-in commands -----------------------------------------------------------------
@@ -155,64 +185,18 @@ def run_trim(args: argparse.Namespace) -> int:
 def run_repair(args: argparse.Namespace) -> int:
     try:
         report = repair_session(args.file)
-    except SessionFormatError as err:
+    except RepairRefusedError as err:
         print(format_error(err, args.prog), file=sys.stderr)
-        print(
-            f"{args.file}: not a torn last line; repair refused, file left untouched",
-            file=sys.stderr,
-        )
+        print(f"{args.file}: repair refused, file left untouched: {err.reason}", file=sys.stderr)
         return EXIT_PROBLEM
     print(report.summary())
     return EXIT_OK
 
 
-COMMANDS: tuple[Command, ...] = (
-    Command(
-        "check",
-        "check that every line loads; count the messages by role",
-        _file_argument,
-        run_check,
-        "Load FILE strictly and count its messages by role. On a bad line, print\n"
-        "FILE:LINE: and the chapter's error, then an excerpt of the line (control\n"
-        "characters shown as JSON escapes), as editors and CI annotations expect.",
-    ),
-    Command(
-        "show",
-        "show the session, one message a line (or --units)",
-        _show_arguments,
-        run_show,
-        "Print FILE's messages and the characters each takes on disk; with --units,\n"
-        "the consistent units that trim_context keeps or drops whole.",
-    ),
-    Command(
-        "trim",
-        "show what a budget keeps and drops, unit by unit",
-        _trim_arguments,
-        run_trim,
-        "Print what trim_context(messages, N) would send: units kept and dropped and\n"
-        "the characters used, or the chapter's budget error (exit 1).",
-    ),
-    module_command("mini_agent.teaching.demo"),
-    module_command("mini_agent.live.chat"),
-    Command(
-        "repair",
-        "cut a torn last line into a backup file; refuse other damage",
-        _file_argument,
-        run_repair,
-        "When exactly the last line is incomplete and lacks its newline, move it to\n"
-        "FILE.torn (FILE.torn.2, … if that exists) and replace FILE atomically by its\n"
-        "complete lines (temporary file, fsync, rename). Refuse any damage before the\n"
-        "last line (exit 1, FILE untouched). Nothing to cut: exit 0, FILE untouched.",
-    ),
-)
-
-
 # --- the program ----------------------------------------------------------------------------
 
 
-def build_parser(
-    commands: Sequence[Command] = COMMANDS, prog: str | None = None
-) -> argparse.ArgumentParser:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog or _program_name(),
         description="Chapter 34's session files (JSONL), from the command line.\n"
@@ -221,17 +205,70 @@ def build_parser(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in commands:
+
+    def command(
+        name: str, run: Callable[[argparse.Namespace], int], help: str, description: str
+    ) -> argparse.ArgumentParser:
         sub = subparsers.add_parser(
-            command.name,
-            help=command.help,
-            description=command.description or command.help,
+            name,
+            help=help,
+            description=description,
             epilog=EXIT_CODES,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        command.add_arguments(sub)
-        sub.set_defaults(run=command.run, prog=parser.prog)
+        sub.set_defaults(run=run, prog=parser.prog)
+        return sub
+
+    _file_argument(
+        command(
+            "check",
+            run_check,
+            "check that every line loads; count the messages by role",
+            "Load FILE strictly and count its messages by role. On a bad line, print\n"
+            "FILE:LINE: and the chapter's error, then an excerpt of the line (control and\n"
+            "format characters shown as escapes), as editors and CI annotations expect.",
+        )
+    )
+    _show_arguments(
+        command(
+            "show",
+            run_show,
+            "show the session, one message a line (or --units)",
+            "Print FILE's messages and the characters each takes on disk; with --units,\n"
+            "the consistent units that trim_context keeps or drops whole.",
+        )
+    )
+    _trim_arguments(
+        command(
+            "trim",
+            run_trim,
+            "show what a budget keeps and drops, unit by unit",
+            "Print what trim_context(messages, N) would send: units kept and dropped and\n"
+            "the characters used, or the chapter's budget error (exit 1).",
+        )
+    )
+    demo.add_arguments(command("demo", demo.run, *_described_by(demo)))
+    chat.add_arguments(command("chat", chat.run, *_described_by(chat)))
+    _file_argument(
+        command(
+            "repair",
+            run_repair,
+            "cut a torn last line into a backup file; refuse other damage",
+            "When the last line is a record cut off by an interrupted append (it starts\n"
+            "with `{`, lacks its newline and breaks off), copy it to FILE.torn (FILE.torn.2,\n"
+            "… if that exists), synced, then cut it off FILE in place and sync. Refuse any\n"
+            "other damage (exit 1, FILE untouched). Nothing to cut: exit 0, FILE untouched.\n"
+            "A failed repair leaves FILE as it was and nothing beside it; what a killed one\n"
+            "left, the next run removes or uses.",
+        )
+    )
     return parser
+
+
+def _described_by(module: ModuleType) -> tuple[str, str]:
+    """A module's help line and description: its docstring's first line, and all of it."""
+    doc = (module.__doc__ or "").strip()
+    return doc.splitlines()[0], doc
 
 
 def _program_name() -> str:
@@ -239,12 +276,12 @@ def _program_name() -> str:
     return name if name == "mini-agent" else "python -m mini_agent"
 
 
-def main(argv: Sequence[str] | None = None, *, commands: Sequence[Command] = COMMANDS) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; return its exit code (argparse exits 2 itself on a usage error)."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")  # never crash on a terminal's charset
-    parser = build_parser(commands)
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)

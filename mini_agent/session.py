@@ -160,6 +160,8 @@ def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
             value = parse(line)
         except (ValueError, RecursionError) as err:
             detail, column = describe_error(err), error_column(err)
+            if column is not None and line[column - 1 : column] == "\ufeff":  # Notepad's BOM
+                detail = f"byte-order mark (U+FEFF) at column {column}; save as UTF-8 without BOM"
             raise SessionFormatError(INVALID_JSON, path, number, detail, column) from err
         message = parse_session_message(value)
         if message is None:

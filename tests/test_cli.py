@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import subprocess
 import sys
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from mini_agent import UserMessage, append_session, load_session
-from mini_agent.cli import COMMANDS, main, module_command
+from mini_agent.cli import build_parser, main
+from mini_agent.live import chat
 from mini_agent.messages import record_line
+from mini_agent.teaching import demo
 from mini_agent.teaching.views import SessionView, TrimView, UnitsView
+from mini_agent.visible import visible_line
 
 from .helpers import multi_tool_history
 
@@ -140,6 +141,87 @@ def test_check_suggests_repair_for_a_torn_last_line(session: Path) -> None:
         "  the last line is incomplete (an interrupted write?): "
         "`python -m mini_agent repair s.jsonl` moves it to a backup file"
     )
+
+
+def test_check_names_a_byte_order_mark_and_shows_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + lines('{"role":"user","content":"x"}').encode())
+    run = cli("check", "s.jsonl", cwd=tmp_path)
+    assert run.code == 1 and run.err == lines(
+        "s.jsonl:1: invalid session JSON at line 1: "
+        "byte-order mark (U+FEFF) at column 1; save as UTF-8 without BOM",
+        '  1 | \\ufeff{"role":"user","content":"x"}',
+    )
+
+
+def test_check_escapes_format_characters_in_the_excerpt(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role":"user","content":"\u202eabc\u200b"} x\n', encoding="utf-8")
+    run = cli("check", "s.jsonl", cwd=tmp_path)
+    assert run.err.splitlines()[1] == '  1 | {"role":"user","content":"\\u202eabc\\u200b"} x'
+
+
+def test_check_offers_repair_only_for_a_record_cut_off(session: Path) -> None:
+    complete = session.read_bytes()
+    for tail, offered in [
+        ('{"role":"user","content":"中'.encode()[:-1], True),  # cut inside a character
+        (b'{"role":"user","content":"x"}\0\0\0\0', False),  # a record, then NULs
+        (b'{"role":"user","content":"x"}x', False),
+        (b'{"role":"user"oops', False),
+    ]:
+        session.write_bytes(complete + tail)
+        run = cli("check", "s.jsonl", cwd=session.parent)
+        assert run.code == 1 and ("repair s.jsonl" in run.err) == offered, tail
+        assert (cli("repair", "s.jsonl", cwd=session.parent).code == 0) == offered, tail
+        assert session.read_bytes() == (complete if offered else complete + tail)
+
+
+def test_excerpts_escape_every_invisible_character_and_never_cut_an_escape() -> None:
+    hidden = "\ufeff\u202e\u200b\u00ad\u2028\x85\x00\ud800\U000e0001"
+    assert visible_line("a" + hidden + "中") == (
+        "a\\ufeff\\u202e\\u200b\\xad\\u2028\\x85\\x00\\ud800\\U000e0001中"
+    )
+    assert visible_line("\u3000 \u00a0é", 9) == "\u3000 \u00a0é"  # spaces one can see stay
+    assert visible_line("ab\x00\x00\x00", 9) == "ab\\x00…"  # not "ab\\x00\\x…"
+    assert visible_line("x" * 10, 10) == "x" * 10 and visible_line("x" * 11, 10) == "x" * 9 + "…"
+
+
+MEASURE = """
+import resource, sys
+from mini_agent.cli import main
+from mini_agent.session import SessionFormatError, load_session
+if sys.argv[1] == "load":
+    try:
+        load_session(sys.argv[2])
+    except SessionFormatError:
+        pass
+else:
+    main(["check", sys.argv[2]])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_kib(what: str, path: Path) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, what, str(path)],
+        capture_output=True, text=True, timeout=120, check=False, cwd=ROOT,
+    )  # fmt: skip
+    assert done.stdout.strip().isdigit(), done.stderr
+    return int(done.stdout)
+
+
+@pytest.mark.parametrize("start", [b"", b'{"role":"user","content":"'], ids=["zeros", "torn"])
+def test_check_on_a_huge_bad_line_needs_no_more_memory_than_loading_it(
+    tmp_path: Path, start: bytes
+) -> None:
+    path = tmp_path / "s.jsonl"
+    with path.open("wb") as file:  # sparse: 160 MB of zeros that take no disk
+        file.write(start)
+        file.truncate(160 << 20)
+    load, check = peak_kib("load", path), peak_kib("check", path)
+    # quoting the line reads it a chunk at a time: nothing beyond what loading needed
+    assert load > 300_000 and check <= 1.1 * load, (load, check)
+    path.unlink()
 
 
 @pytest.mark.parametrize(
@@ -303,20 +385,63 @@ def test_repair_through_a_symlink_repairs_the_file_and_keeps_the_link(session: P
     assert link.is_symlink() and session.read_bytes() == complete
 
 
+REFUSED = "s.jsonl: repair refused, file left untouched: "
+
+
 @pytest.mark.parametrize(
-    "damage",
-    [b'{"role":"us\n{"role":"user","content":"x"}\n', b'{"role":"nope","content":"x"}'],
-    ids=["bad-line-before-the-last", "complete-but-invalid-last-line"],
-)
-def test_repair_refuses_other_damage_and_leaves_the_file(session: Path, damage: bytes) -> None:
+    ("damage", "said"),
+    [
+        (b'{"role":"us\n{"role":"user","content":"x"}\n',
+         ["s.jsonl:5: invalid session JSON at line 5: Unterminated string starting at column 9",
+          '  5 | {"role":"us',
+          REFUSED + "line 5 is damaged, and it is not the last line: "
+          "repair only cuts a torn last line"]),
+        (b'{"role":"us\n{"role":"user","content":"x"}\n{"role":"us',
+         ["s.jsonl:5: invalid session JSON at line 5: Unterminated string starting at column 9",
+          '  5 | {"role":"us',
+          REFUSED + "line 5 is damaged, not only the torn last line 7: "
+          "repair only cuts a torn last line"]),
+        (b'{"role":"nope","content":"x"}',
+         ['s.jsonl:5: invalid session record at line 5: unknown role "nope"',
+          '  5 | {"role":"nope","content":"x"}',
+          REFUSED + "the last line 5 is not a torn record: it is complete JSON, but not a record"]),
+        (b'{"role":"user","content":"x"}\0\0\0\0',
+         ["s.jsonl:5: invalid session JSON at line 5: Extra data at column 30",
+          '  5 | {"role":"user","content":"x"}\\x00\\x00\\x00\\x00',
+          REFUSED + "the last line 5 is not a torn record: it holds a control byte (a NUL?), "
+          "which no record holds"]),
+        (b'"role":"user","content":"x"}',
+         ["s.jsonl:5: invalid session JSON at line 5: Extra data at column 7",
+          '  5 | "role":"user","content":"x"}',
+          REFUSED + "the last line 5 is not a torn record: it does not start with `{`, "
+          "as every record does"]),
+    ],
+    ids=["bad-line-before-the-last", "bad-line-before-a-torn-last", "complete-but-invalid-last",
+         "record-then-NULs", "a-record-cut-at-its-start"],
+)  # fmt: skip
+def test_repair_refuses_other_damage_says_why_and_leaves_the_file(
+    session: Path, damage: bytes, said: list[str]
+) -> None:
     damaged = session.read_bytes() + damage
     session.write_bytes(damaged)
     run = cli("repair", "s.jsonl", cwd=session.parent)
-    assert run.code == 1 and run.out == ""
-    assert run.err.startswith("s.jsonl:5: invalid session ")
-    assert run.err.endswith("s.jsonl: not a torn last line; repair refused, file left untouched\n")
+    assert (run.code, run.out, run.err.splitlines()) == (1, "", said)
     assert session.read_bytes() == damaged
     assert sorted(p.name for p in session.parent.iterdir()) == ["s.jsonl"]
+
+
+def test_an_all_zero_file_is_refused_not_cut_to_an_empty_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with path.open("wb") as file:
+        file.truncate(1 << 20)  # what a crash can leave: the size grew, the data never came
+    run = cli("repair", "s.jsonl", cwd=tmp_path)
+    assert run.code == 1 and run.err.splitlines() == [
+        "s.jsonl:1: invalid session JSON at line 1: Expecting value at column 1",
+        "  1 | " + "\\x00" * 17 + "…",
+        REFUSED + "the last line 1 is not a torn record: it does not start with `{`, "
+        "as every record does",
+    ]
+    assert path.stat().st_size == 1 << 20 and sorted(tmp_path.iterdir()) == [path]
 
 
 # --- big sessions ----------------------------------------------------------------------------------
@@ -352,52 +477,23 @@ def test_show_piped_into_a_reader_that_stops_early_is_quiet(tmp_path: Path) -> N
     assert process.wait(timeout=60) == 1
 
 
-# --- one more subcommand from a module ---------------------------------------------------------
+# --- plain argparse ------------------------------------------------------------------------------
 
 
-PLUGIN = textwrap.dedent(
-    '''
-    """greet someone (a stand-in for a colleague's `chat`)
-
-    Prints a greeting; fails with an OS error when asked to.
-    """
-    import argparse
-
-    def add_arguments(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--name", required=True)
-        parser.add_argument("--fail", action="store_true")
-
-    def run(args: argparse.Namespace) -> int:
-        if args.fail:
-            raise FileNotFoundError(2, "No such file or directory", "elsewhere.jsonl")
-        print(f"hello {args.name}")
-        return 0
-    '''
-)
+def test_demo_and_chat_bring_their_own_arguments_and_run() -> None:
+    parser = build_parser("mini-agent")
+    args = parser.parse_args(["demo", "--session", "f", "--max-chars", "9"])
+    assert (args.run, args.session, args.max_chars) == (demo.run, "f", 9)
+    chat_args = ["chat", "--session", "f", "--base-url", "http://127.0.0.1:1/v1", "--model", "m"]
+    args = parser.parse_args([*chat_args, "--timeout", "2.5"])
+    assert (args.run, args.timeout) == (chat.run, 2.5)
 
 
-def test_a_module_becomes_a_subcommand_with_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan", "soon"])
+def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(
+    tmp_path: Path, timeout: str
 ) -> None:
-    (tmp_path / "greet_plugin.py").write_text(PLUGIN)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    commands = (*COMMANDS, module_command("greet_plugin"))  # the one line
-    assert main(["greet_plugin", "--name", "reader"], commands=commands) == 0
-    assert capsys.readouterr().out == "hello reader\n"
-    assert main(["greet_plugin", "--name", "x", "--fail"], commands=commands) == 1
-    assert capsys.readouterr().err == (
-        "python -m mini_agent: elsewhere.jsonl: No such file or directory\n"
-    )
-    with pytest.raises(SystemExit) as help_exit:
-        main(["--help"], commands=commands)
-    assert help_exit.value.code == 0
-    listed = capsys.readouterr().out.split()
-    assert listed[listed.index("greet_plugin") + 1 :][:2] == ["greet", "someone"]
-
-
-def test_the_chat_registration_contract_is_add_arguments_and_run() -> None:
-    demo = next(command for command in COMMANDS if command.name == "demo")
-    parser = argparse.ArgumentParser()
-    demo.add_arguments(parser)
-    assert parser.parse_args(["--session", "f"]).session == "f"
-    assert demo.help.startswith("run a scripted multi-tool conversation")
+    run = cli("chat", "--session", "s.jsonl", "--base-url", "http://127.0.0.1:1/v1",
+              "--model", "m", "--timeout", timeout, cwd=tmp_path)  # fmt: skip
+    assert run.code == 2 and "argument --timeout:" in run.err
+    assert not (tmp_path / "s.jsonl").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..agent import AgentTurnLimitError, run_agent
-from ..arguments import positive_int
+from ..arguments import positive_float, positive_int
 from ..context import ContextBudgetError, estimate_context_chars
 from ..json_form import JSON, stringify
 from ..messages import Message
@@ -46,16 +46,6 @@ DEMO_TOOLS = (
         {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
     ),
 )
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=positive_float,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help="give up when the server sends nothing for this long (default: %(default)s)",

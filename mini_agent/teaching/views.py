@@ -18,6 +18,7 @@ from ..json_form import stringify
 from ..messages import AssistantMessage, Message, ToolMessage
 from ..model_client import ScriptedClient
 from ..session import PathLike, load_session
+from ..visible import visible_line as visible_line  # one escaping for every excerpt
 from .trace import ScanStep, label, scan_steps
 
 _ROLE_COLOURS = {"user": "#2563eb", "assistant": "#7c3aed", "tool": "#059669"}
@@ -32,16 +33,6 @@ def shorten(text: str, limit: int = _MAX_TEXT) -> str:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-_INVISIBLE = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
-_INVISIBLE.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x2028: "\\u2028", 0x2029: "\\u2029"})
-
-
-def visible_line(text: str, limit: int = 90) -> str:
-    """A raw line of a file on one screen line: control characters and line separators
-    escaped, everything else (quotes, backslashes, Chinese) exactly as in the file."""
-    return _clip(text.translate(_INVISIBLE), limit)
 
 
 def _detail(message: Message) -> str:

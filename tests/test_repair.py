@@ -1,0 +1,339 @@
+"""`repair` under real faults: a full disk, a bind-mounted session, SIGKILL at random points.
+
+Whatever fails, the session holds what it held or its complete lines, and nothing is left
+beside it that was not there before — at once, or after one more run. Faults the OS offers
+are real (a tmpfs too small for the backup, `mount --bind`, a killed process); injection is
+kept for what no real fault reaches here (a cut or a sync that fails after the backup).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import pickle
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage, load_session
+from mini_agent.messages import Message, record_line
+from mini_agent.repair import RepairRefusedError, pieces, repair_session, why_not_torn
+from mini_agent.session import SessionFormatError, parse_session_bytes
+
+from .helpers import multi_tool_history
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def complete_session(path: Path, history: Sequence[Message] | None = None) -> bytes:
+    data = "".join(record_line(m) + "\n" for m in history or multi_tool_history()).encode()
+    path.write_bytes(data)
+    return data
+
+
+def names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mini_agent", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+# --- what is torn --------------------------------------------------------------------------------
+
+TRICKY: list[Message] = [
+    UserMessage('中文 "quoted" \\ back\nslash \t tab \x00 nul \u2028 sep 😀 emoji \ud83d lone'),
+    AssistantMessage(
+        "",
+        (
+            ToolCall("c-1", "run", {"n": [0, -1, 1.5, -2.5e-7, 1e21, 123456789, True, False]}),
+            ToolCall("c-2", "run", {"z": None, "nested": [[{"deep": [{}, []]}]], "1": "k"}),
+        ),
+    ),
+    ToolMessage("c-1", "é" * 3 + "\u202e\ufeff", is_error=True),
+]
+
+
+def refusal(line: bytes) -> str | None:
+    try:
+        parse_session_bytes(line, "s.jsonl")
+    except SessionFormatError as err:
+        return why_not_torn(err, pieces(line))
+    return "it loads"
+
+
+def test_every_prefix_of_a_record_is_torn_and_nothing_else_is() -> None:
+    for message in TRICKY:
+        line = record_line(message).encode()
+        for end in range(1, len(line)):
+            assert refusal(line[:end]) is None, line[:end]
+        assert refusal(line) == "it loads"
+        for damaged in (
+            line + b"\0\0\0\0",  # a complete record, then NULs
+            line + b"x",
+            line[:12] + b"\0" + line[12:20],  # a NUL inside a record
+            line[:20] + b"\xff",  # not UTF-8, and not a character cut in two
+            b"\xef\xbb\xbf" + line[:20],  # a byte-order mark
+            line[1:20],  # a record that lost its start
+            b"\0" * 4096,
+        ):
+            assert refusal(damaged) is not None, damaged
+
+
+def test_a_refusal_survives_pickling() -> None:
+    error = SessionFormatError("invalid session JSON at line", "s.jsonl", 3, "detail", 7)
+    refused = pickle.loads(pickle.dumps(RepairRefusedError(error, "why")))
+    assert (refused.line, refused.column, refused.reason, str(refused)) == (
+        3,
+        7,
+        "why",
+        str(error),
+    )
+
+
+# --- a full disk ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KiB tmpfs, mounted for the test (tests run as root; skipped where refused)."""
+    mountpoint = tmp_path / "disk"
+    mountpoint.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", str(mountpoint)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield mountpoint
+    finally:
+        subprocess.run(["umount", "-l", str(mountpoint)], check=True)
+
+
+def fill(folder: Path) -> Path:
+    """A file taking every free byte of the disk `folder` is on."""
+    filler = folder / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for _ in range(1 << 16):  # bounded: 256 MiB at most
+            os.write(fd, b"\0" * 4096)
+    except OSError as err:
+        assert err.errno == errno.ENOSPC
+    else:
+        pytest.fail("the disk never filled up")
+    finally:
+        os.close(fd)
+    return filler
+
+
+def test_on_a_full_disk_repair_fails_naming_the_cause_and_leaves_nothing(
+    small_disk: Path,
+) -> None:
+    path = small_disk / "s.jsonl"
+    complete = complete_session(path)
+    torn = complete + b'{"role":"tool","content":"' + b"x" * 20_000
+    path.write_bytes(torn)
+    filler = fill(small_disk)
+    before = names(small_disk)
+    for _ in range(2):  # a retry must not eat more of the disk either (was: .torn.2)
+        run = cli("repair", "s.jsonl", cwd=small_disk)
+        assert run.returncode == 1 and run.stdout == ""
+        assert run.stderr == (
+            "python -m mini_agent: s.jsonl: cannot write a backup of its torn last line: "
+            "No space left on device\n"
+        )
+        assert path.read_bytes() == torn and names(small_disk) == before
+    filler.unlink()
+    assert cli("repair", "s.jsonl", cwd=small_disk).returncode == 0
+    assert path.read_bytes() == complete
+    assert (small_disk / "s.jsonl.torn").read_bytes() == torn[len(complete) :]
+    assert names(small_disk) == ["s.jsonl", "s.jsonl.torn"]
+
+
+# --- a bind-mounted session ----------------------------------------------------------------------
+
+
+def test_a_bind_mounted_session_is_repaired_in_place(tmp_path: Path) -> None:
+    # Renaming over a mount point fails (EBUSY); cutting the file in place does not rename.
+    source, folder = tmp_path / "real.jsonl", tmp_path / "mounted"
+    folder.mkdir()
+    complete = complete_session(source)
+    source.write_bytes(complete + b'{"role":"us')
+    target = folder / "s.jsonl"
+    target.touch()
+    mounted = subprocess.run(
+        ["mount", "--bind", str(source), str(target)], capture_output=True, text=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot bind-mount here: {mounted.stderr.strip()}")
+    try:
+        with pytest.raises(OSError) as busy:
+            os.replace(source, target)  # the fault the old repair met
+        assert busy.value.errno == errno.EBUSY
+        run = cli("repair", "s.jsonl", cwd=folder)
+        assert (run.returncode, run.stderr) == (0, ""), run.stderr
+        assert target.read_bytes() == complete and source.read_bytes() == complete
+        assert names(folder) == ["s.jsonl", "s.jsonl.torn"]
+        assert (folder / "s.jsonl.torn").read_bytes() == b'{"role":"us'
+    finally:
+        subprocess.run(["umount", str(target)], check=True)
+    assert names(tmp_path) == ["mounted", "real.jsonl"]
+
+
+# --- SIGKILL at random points ----------------------------------------------------------------------
+
+REPAIR_WHEN_TOLD = """
+import sys
+from mini_agent.cli import main
+print("ready", flush=True)
+sys.stdin.readline()
+sys.exit(main(["repair", sys.argv[1]]))
+"""
+
+
+def start_repair(path: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", REPAIR_WHEN_TOLD, str(path)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdout.readline() == "ready\n"
+    return process
+
+
+def go(process: subprocess.Popen[str]) -> None:
+    assert process.stdin is not None
+    process.stdin.write("\n")
+    process.stdin.flush()
+
+
+def test_repair_killed_at_random_points_leaves_nothing_after_one_more_run(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    history = [UserMessage(f"message {n} " + "x" * 1000) for n in range(2000)]
+    complete = complete_session(path, history)
+    tail = b'{"role":"tool","content":"' + b"y" * (16 << 20)  # long enough to be caught writing
+    torn = complete + tail
+
+    calibration = start_repair(path.with_name("probe.jsonl"))  # how long one run takes
+    path.with_name("probe.jsonl").write_bytes(torn)
+    began = time.monotonic()
+    go(calibration)
+    assert calibration.wait(timeout=60) == 0
+    span = time.monotonic() - began
+    for leftover in tmp_path.glob("probe.jsonl*"):
+        leftover.unlink()
+
+    rng = random.Random(34)
+    seen: dict[str, int] = {}
+    for _ in range(30):
+        path.write_bytes(torn)
+        process = start_repair(path)
+        go(process)
+        time.sleep(rng.uniform(0, span))
+        process.kill()
+        process.wait(timeout=60)
+        assert path.read_bytes() in (torn, complete)  # never anything else
+        state = "cut" if path.read_bytes() == complete else "untouched"
+        extra = [name for name in names(tmp_path) if name != "s.jsonl"]
+        state += "+" + ",".join("tmp" if name.endswith(".tmp") else name for name in extra)
+        seen[state] = seen.get(state, 0) + 1
+        again = cli("repair", "s.jsonl", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        assert path.read_bytes() == complete and load_session(path) == history
+        assert names(tmp_path) == ["s.jsonl", "s.jsonl.torn"], state
+        assert (tmp_path / "s.jsonl.torn").read_bytes() == tail
+        (tmp_path / "s.jsonl.torn").unlink()
+    print("states after a kill:", seen)  # pytest -s shows where the kills landed
+    assert len(seen) >= 2  # the kills landed in more than one step
+
+
+# --- what no real fault reaches here -------------------------------------------------------------
+
+
+def test_leftovers_of_a_killed_repair_are_removed_or_used(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    complete = complete_session(path)
+    path.write_bytes(complete + b'{"ro')
+    (tmp_path / ".s.jsonl.k1ll3d_x.tmp").write_bytes(b'{"ro')  # killed before its link
+    (tmp_path / "s.jsonl.torn").write_bytes(b'{"ro')  # killed after the backup, before the cut
+    (tmp_path / "s.jsonl.torn.2").write_bytes(b"")  # a name taken, never filled
+    (tmp_path / "other.tmp").write_bytes(b"not ours")
+    report = repair_session(path)
+    assert report.backup == tmp_path / "s.jsonl.torn" and path.read_bytes() == complete
+    assert names(tmp_path) == ["other.tmp", "s.jsonl", "s.jsonl.torn"]
+
+
+def test_a_failed_cut_removes_the_new_backup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    torn = complete_session(path) + b'{"ro'
+    path.write_bytes(torn)
+
+    def failing_truncate(fd: int, length: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "ftruncate", failing_truncate)
+    with pytest.raises(OSError) as caught:
+        repair_session(path)
+    assert (caught.value.errno, caught.value.filename) == (errno.EIO, str(path))
+    assert caught.value.strerror == "cannot cut its torn last line: Input/output error"
+    assert path.read_bytes() == torn and names(tmp_path) == ["s.jsonl"]
+
+
+def test_a_failed_sync_after_the_cut_keeps_the_backup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    complete = complete_session(path)
+    path.write_bytes(complete + b'{"ro')
+    real_fsync, session_fd = os.fsync, []
+
+    def failing_fsync(fd: int) -> None:
+        if os.fstat(fd).st_ino == path.stat().st_ino:
+            session_fd.append(fd)
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OSError, match="cut its torn last line, but cannot sync the cut"):
+        repair_session(path)
+    assert session_fd  # the cut happened: the backup is the only copy of those bytes
+    assert path.read_bytes() == complete
+    assert (tmp_path / "s.jsonl.torn").read_bytes() == b'{"ro'
+
+
+def test_a_folder_without_hard_links_fails_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    torn = complete_session(path) + b'{"ro'
+    path.write_bytes(torn)
+
+    def no_links(source: object, target: object) -> None:
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(source), None, str(target))
+
+    monkeypatch.setattr(os, "link", no_links)
+    with pytest.raises(PermissionError) as caught:
+        repair_session(path)
+    assert caught.value.filename == str(path)  # the session, not a temporary file now gone
+    assert path.read_bytes() == torn and names(tmp_path) == ["s.jsonl"]
