@@ -24,6 +24,7 @@ from .context import ContextBudgetError, estimate_context_chars
 from .messages import Message
 from .repair import repair_session
 from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
+from .teaching.text import english
 from .teaching.views import SessionView, TrimView, UnitsView, visible_line
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
@@ -247,7 +248,8 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[Command] = COM
     parser = build_parser(commands)
     args = parser.parse_args(argv)
     try:
-        code: int = args.run(args)
+        with english():  # the views `show` and `trim` print speak Chinese in notebooks
+            code: int = args.run(args)
     except SessionFormatError as err:
         print(format_error(err, parser.prog), file=sys.stderr)
         return EXIT_PROBLEM

@@ -9,6 +9,7 @@ others are mistakes readers make, each caught by `exercises.check_record`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 
 from ..messages import Message, ToolMessage
 from ..session import PathLike, append_session
@@ -22,11 +23,15 @@ def seeded_record(messages: list[Message], session_path: PathLike | None, messag
         messages.append(message)
 
 
-def forgets_the_disk(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+def forgets_the_disk(
+    messages: list[Message], session_path: PathLike | None, message: Message
+) -> None:
     messages.append(message)
 
 
-def forgets_memory(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+def forgets_memory(
+    messages: list[Message], session_path: PathLike | None, message: Message
+) -> None:
     if session_path is not None:
         append_session(session_path, message)
 
@@ -39,15 +44,19 @@ def skips_tool_results(
         append_session(session_path, message)
 
 
-def rewrites_history(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+def rewrites_history(
+    messages: list[Message], session_path: PathLike | None, message: Message
+) -> None:
     messages.append(message)
     if session_path is not None:
         for earlier in messages:
             append_session(session_path, earlier)
 
 
-def rebinds_the_list(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
-    messages = [*messages, message]  # noqa: F841 (the caller's list never grows)
+def rebinds_the_list(
+    messages: list[Message], session_path: PathLike | None, message: Message
+) -> None:
+    messages = [*messages, message]  # the caller's list never grows
     if session_path is not None:
         append_session(session_path, message)
 
@@ -57,10 +66,8 @@ def swallows_disk_errors(
 ) -> None:
     messages.append(message)
     if session_path is not None:
-        try:
+        with suppress(OSError):  # "keep the agent running"
             append_session(session_path, message)
-        except OSError:
-            pass  # "keep the agent running"
 
 
 WRONG_RECORDS: tuple[tuple[str, Record], ...] = (

@@ -135,7 +135,7 @@ class Demo06:
         return client
 
     def run(
-        self, stage: Stage, context_max_chars: int | None | Literal["stage"] = "stage"
+        self, stage: Stage, context_max_chars: int | Literal["stage"] | None = "stage"
     ) -> AgentResult:
         """`demo.client(stage)`, then `run_agent` with the stage's prompt and budget (or the
         `context_max_chars` given)."""

@@ -32,6 +32,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..agent import run_agent
 from ..context import ContextBudgetError
 from ..context import context_units as _context_units
 from ..context import estimate_context_chars as _estimate_context_chars
@@ -44,6 +45,7 @@ from ..messages import (
     UserMessage,
     record_line,
 )
+from ..model_client import ScriptedClient
 from ..session import (
     INVALID_JSON,
     INVALID_RECORD,
@@ -52,8 +54,6 @@ from ..session import (
     load_session,
     parse_session_message,
 )
-from ..agent import run_agent
-from ..model_client import ScriptedClient
 from . import demo06
 from .samples import chapter_picture
 from .style import page, palette
@@ -199,7 +199,7 @@ DISCRIMINATION_CASES: tuple[tuple[str, str], ...] = (
     ("isError 是 0，不是布尔值", '{"role":"tool","content":"x","toolCallId":"a","isError":0}'),
     ("isError 是 1，不是布尔值", '{"role":"tool","content":"x","toolCallId":"a","isError":1}'),
     (
-        "isError 是字符串 \"false\"，不是布尔值",
+        'isError 是字符串 "false"，不是布尔值',
         '{"role":"tool","content":"x","toolCallId":"a","isError":"false"}',
     ),
     ("isError 是 null", '{"role":"tool","content":"x","toolCallId":"a","isError":null}'),
@@ -401,7 +401,7 @@ def _unit_cases() -> list[tuple[str, list[Message]]]:
         ("只有一条 user", [UserMessage("你好")]),
         (
             "纯聊天，没有工具",
-            [UserMessage("你好"), AssistantMessage("你好！"), UserMessage("再见")],
+            [UserMessage("你好"), AssistantMessage("你好。"), UserMessage("再见")],
         ),
         ("章节的那张图", chapter_picture()),
         ("一次调用，一个结果", [UserMessage("问"), _read("a"), _result("a")]),
@@ -632,7 +632,9 @@ def _run_messages(*stages: demo06.Stage) -> list[list[Message]]:
 Record = Callable[[list[Message], PathLike | None, Message], None]
 
 
-def reference_record(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+def reference_record(
+    messages: list[Message], session_path: PathLike | None, message: Message
+) -> None:
     """`run_agent`'s `record()` with its state passed in: memory, then (with a path) disk."""
     messages.append(message)
     if session_path is not None:
@@ -671,15 +673,25 @@ def _replay(
         if kind == "error":
             return CheckResult(name, False, w.record_raised(count, label(message), str(value)))
         if memory != expected:
-            return CheckResult(name, False, w.record_memory(count, label(message), _labels(expected), _labels(memory)))
+            return CheckResult(
+                name,
+                False,
+                w.record_memory(count, label(message), _labels(expected), _labels(memory)),
+            )
         if path is not None:
             disk = load_session(path)
             if disk != expected:
-                return CheckResult(name, False, w.record_disk(count, label(message), _labels(expected), _labels(disk)))
+                return CheckResult(
+                    name,
+                    False,
+                    w.record_disk(count, label(message), _labels(expected), _labels(disk)),
+                )
     return CheckResult(name, True)
 
 
-def _replay_restart(record: Record, path: Path, first: Sequence[Message], restarted: Sequence[Message]) -> CheckResult:
+def _replay_restart(
+    record: Record, path: Path, first: Sequence[Message], restarted: Sequence[Message]
+) -> CheckResult:
     for message in first:
         append_session(path, message)
     return _replay(words().record_case_restart, record, load_session(path), path, restarted)
@@ -688,7 +700,9 @@ def _replay_restart(record: Record, path: Path, first: Sequence[Message], restar
 def _record_failure(record: Record, path: Path) -> CheckResult:
     w = words()
     kind, _ = outcome_of(record, [], path, UserMessage(demo06.FIRST_RUN.prompt))
-    return CheckResult(w.record_case_failure, kind == "error", "" if kind == "error" else w.record_swallowed)
+    return CheckResult(
+        w.record_case_failure, kind == "error", "" if kind == "error" else w.record_swallowed
+    )
 
 
 def _labels(messages: Sequence[Message]) -> str:

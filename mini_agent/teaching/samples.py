@@ -1,7 +1,7 @@
 """A realistic session shared by the notebooks, the explorers and the tests.
 
 Several turns, a one-tool and two two-tool units (one result an error), a tool result whose
-assistant is gone (an orphan), Chinese and English text — every shape `context_units` and
+assistant is gone (an orphan), Chinese text beside the English of files and tool output — every shape `context_units` and
 `trim_context` treat differently.
 """
 
@@ -17,9 +17,9 @@ def sample_session() -> list[Message]:
         AssistantMessage("我先读一下这个文件。", (ToolCall("r1", "read", {"path": "README.md"}),)),
         ToolMessage("r1", "# mini-agent\nA tiny coding agent. 一个很小的编程 Agent。"),
         AssistantMessage("README 介绍了项目：一个很小的编程 Agent。"),
-        UserMessage("Compare setup.cfg with pyproject.toml, please."),
+        UserMessage("请对比一下 setup.cfg 和 pyproject.toml。"),
         AssistantMessage(
-            "Reading both files.",
+            "两个文件都读一下。",
             (
                 ToolCall("c1", "read", {"path": "setup.cfg"}),
                 ToolCall("c2", "read", {"path": "pyproject.toml"}),
@@ -31,7 +31,7 @@ def sample_session() -> list[Message]:
         ToolMessage("lost-1", "上次运行中断时留下的结果：tests passed"),  # no assistant declares it
         UserMessage("运行测试，再找找还有哪些 TODO。"),
         AssistantMessage(
-            "Running the tests and searching for TODOs.",
+            "我来跑一遍测试，再搜一下 TODO。",
             (
                 ToolCall("t1", "run_tests", {"args": ["-q"]}),
                 ToolCall("t2", "grep", {"pattern": "TODO"}),

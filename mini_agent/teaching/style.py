@@ -74,7 +74,7 @@ _settings = Display()
 
 
 def set_display(scale: float = 1.0, contrast: Contrast = "normal") -> Display:
-    """Draw every view from now on at `scale` × the font size, in `contrast` colours.
+    """Draw every view from now on at `scale` times the font size, in `contrast` colours.
 
     `set_display(1.5, "high")` suits a projector; `set_display()` restores the default.
     Returns the settings now in force (a notebook cell shows them).
@@ -99,7 +99,9 @@ def palette() -> Palette:
 def box() -> str:
     """The CSS of one unit's box."""
     width = 2 if _settings.contrast == "high" else 1
-    return f"border:{width}px solid {palette().border};border-radius:6px;padding:4px 6px;margin:3px 0"
+    return (
+        f"border:{width}px solid {palette().border};border-radius:6px;padding:4px 6px;margin:3px 0"
+    )
 
 
 def page(html: str) -> str:

@@ -109,13 +109,15 @@ class Words:
         return f"第 {number} 步"
 
     def scan_alone(self) -> str:
-        return "不是工具结果：自成一个单元"
+        return "不是工具结果，自成一个单元"
 
     def scan_orphan(self, wanted: str) -> str:
-        return f"往回找遍也没有 assistant 声明 id={wanted}：孤立结果，自成一个单元"
+        return f"往回找遍也没有 assistant 声明 id={wanted}，是孤立结果，自成一个单元"
 
     def scan_found(self, wanted: str, found: int, start: int, end: int) -> str:
-        return f"往回找 id={wanted}，在 index={found} 找到 assistant：slice({start}, {end}) 是一个单元"
+        return (
+            f"往回找 id={wanted}，在 index={found} 找到 assistant，slice({start}, {end}) 是一个单元"
+        )
 
     def scan_step(self, number: int, explain: str, units: str, next_index: int) -> str:
         return f"{self.step(number)}：{explain}\n    units = {units}；index -> {next_index}"
@@ -197,7 +199,7 @@ class Words:
 
     def sent_span(self, first: int, end: int) -> str:
         kept = "，带着提问" if first == 0 else "，提问被裁掉" if end else ""
-        return f"：发出 #{first}–#{end - 1}{kept}" if end else ""
+        return f"：发出 #{first} 到 #{end - 1}{kept}" if end else ""
 
     def budget_vs_least(self, budget: int, least: int) -> str:
         if budget == least:
@@ -290,11 +292,16 @@ def english() -> Iterator[None]:
 
 
 def request_line(
-    number: int, disk: Sequence[Message], sent: Sequence[Message], budget: Budget = UNSTATED
+    number: int,
+    disk: Sequence[Message],
+    sent: Sequence[Message],
+    budget: Budget = UNSTATED,
+    wording: Words | None = None,
 ) -> str:
     """One line: what is on disk beside what request `number` sent — the one printer that the
-    demo, the run stepper, `RunView` and `chat` share."""
-    return words().request_line(
+    demo, the run stepper, `RunView` and `chat` share. `wording`: `ENGLISH` for the CLI;
+    default `words()`."""
+    return (wording or words()).request_line(
         number,
         len(disk),
         estimate_context_chars(disk),
