@@ -27,6 +27,7 @@ from ..json_form import JSON
 from ..messages import AssistantMessage, ToolCall
 from ..model_client import ScriptedClient
 from ..tools import Tool, as_object
+from .text import words
 from .views import RunView
 
 FILES = {
@@ -167,8 +168,7 @@ class Demo06:
         lines = 0
         if self.session_path.exists():
             lines = self.session_path.read_text(encoding="utf-8").count("\n")
-        done = "、".join(s.name for s in STAGES if s.name in self.clients) or "还没有"
-        return f"演示 06：session.jsonl 有 {lines} 行；已准备的阶段：{done}"
+        return words().demo_state(lines, [s.name for s in STAGES if s.name in self.clients])
 
 
 def fresh_demo() -> Demo06:

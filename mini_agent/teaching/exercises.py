@@ -323,6 +323,7 @@ LOAD_CASES: tuple[tuple[str, str | None], ...] = (
         "空行之后的坏记录：物理行 3",
         f'{_USER}\n\n{{"role":"nope","content":"x"}}\n',
     ),
+    ("只有空格的一行不算空行", f"{_USER}\n   \n"),
     ("内容里有原样的 U+2028：只按 \\n 分行", f'{{"role":"user","content":"a\u2028b"}}\n{_USER}\n'),
 )
 """(case name, file text, or `None` for a file that does not exist)."""
@@ -672,19 +673,11 @@ def _replay(
         kind, value = outcome_of(record, memory, path, message)
         if kind == "error":
             return CheckResult(name, False, w.record_raised(count, label(message), str(value)))
-        if memory != expected:
-            return CheckResult(
-                name,
-                False,
-                w.record_memory(count, label(message), _labels(expected), _labels(memory)),
-            )
-        if path is not None:
-            disk = load_session(path)
-            if disk != expected:
+        for where, state in ((w.memory, memory), (w.disk, _disk(path))):
+            if state is not None and state != expected:
+                tags = _tags(expected), _tags(state)
                 return CheckResult(
-                    name,
-                    False,
-                    w.record_disk(count, label(message), _labels(expected), _labels(disk)),
+                    name, False, w.record_differs(count, label(message), where, *tags)
                 )
     return CheckResult(name, True)
 
@@ -705,5 +698,9 @@ def _record_failure(record: Record, path: Path) -> CheckResult:
     )
 
 
-def _labels(messages: Sequence[Message]) -> str:
-    return "[" + ", ".join(label(message) for message in messages) + "]"
+def _disk(path: Path | None) -> list[Message] | None:
+    return None if path is None else load_session(path)
+
+
+def _tags(messages: Sequence[Message]) -> list[str]:
+    return [label(message) for message in messages]

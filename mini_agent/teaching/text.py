@@ -216,11 +216,31 @@ class Words:
     def record_raised(self, count: int, tag: str, error: str) -> str:
         return f"第 {count} 次 record（{tag}）抛出了 {error}"
 
-    def record_memory(self, count: int, tag: str, expected: str, got: str) -> str:
-        return f"第 {count} 次 record（{tag}）之后，内存应当是 {expected}，实际是 {got}"
+    def record_differs(
+        self, count: int, tag: str, where: str, expected: Sequence[str], got: Sequence[str]
+    ) -> str:
+        """After record call `count`, `where` (内存 or 磁盘上) differs: shown from the first
+        message that differs, each as `#index label`."""
+        same = 0
+        while same < min(len(expected), len(got)) and expected[same] == got[same]:
+            same += 1
 
-    def record_disk(self, count: int, tag: str, expected: str, got: str) -> str:
-        return f"第 {count} 次 record（{tag}）之后，磁盘上应当是 {expected}，实际是 {got}"
+        def shown(tags: Sequence[str]) -> str:
+            rest = [f"#{i} {t}" for i, t in enumerate(tags) if i >= same]
+            return "[" + ", ".join((["…"] if same else []) + rest) + "]"
+
+        return (
+            f"第 {count} 次 record（{tag}）之后，{where}应当有 {len(expected)} 条 {shown(expected)}，"
+            f"实际有 {len(got)} 条 {shown(got)}"
+        )
+
+    memory: str = "内存"
+    disk: str = "磁盘上"
+
+    # --- notebook 06's demo ------------------------------------------------------------------
+    def demo_state(self, lines: int, stages: Sequence[str]) -> str:
+        done = "、".join(stages) if stages else "还没有"
+        return f"演示 06：session.jsonl 有 {lines} 行；已准备的阶段：{done}"
 
 
 class EnglishWords(Words):
