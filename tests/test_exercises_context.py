@@ -152,6 +152,7 @@ WRONG_ESTIMATES: dict[str, Callable[[Sequence[Message]], int]] = {
         len(record_line(m).encode("ascii", "backslashreplace")) + 1 for m in ms
     ),
     "one per message": len,
+    "a float": lambda ms: float(estimate_context_chars(ms)),
 }
 
 

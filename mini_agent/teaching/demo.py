@@ -23,6 +23,7 @@ from ..messages import AssistantMessage, Message, ToolCall, UserMessage
 from ..model_client import ScriptedClient
 from ..session import load_session
 from ..tools import Tool, as_object
+from .samples import file_reader
 from .text import ENGLISH, request_line
 from .views import shorten
 from .watch import DiskWatchingClient, Watched
@@ -31,16 +32,6 @@ FILES = {
     "plan.txt": "load the session, then trim the context to the budget",
     "notes.txt": "budget: whole units only; the session on disk stays complete",
 }
-
-
-def _read(value: JSON) -> str:
-    arguments = as_object(value)
-    path = arguments.get("path") if arguments is not None else None
-    if not isinstance(path, str):
-        raise ValueError("read needs {path: string}")
-    if path not in FILES:
-        raise FileNotFoundError(f"no such file: {path}")
-    return FILES[path]
 
 
 def _grep(value: JSON) -> str:
@@ -53,7 +44,7 @@ def _grep(value: JSON) -> str:
 
 
 TOOLS = (
-    Tool("read", "read one of the demo's files", _read),
+    Tool("read", "read one of the demo's files", file_reader(FILES)),
     Tool("grep", "find the demo files whose text holds a pattern", _grep),
 )
 

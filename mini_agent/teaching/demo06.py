@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Literal
 
 from ..agent import AgentResult, run_agent
-from ..json_form import JSON
 from ..messages import AssistantMessage, ToolCall
 from ..model_client import ScriptedClient
-from ..tools import Tool, as_object
+from ..tools import Tool
+from .samples import file_reader
 from .text import words
 from .views import RunView
 
@@ -36,14 +36,8 @@ FILES = {
 }
 
 
-def read_file(tool_input: JSON) -> str:
-    """The scenario's one tool: reads the fake file table; an unknown file raises."""
-    arguments = as_object(tool_input)
-    path = arguments.get("path") if arguments is not None else None
-    if not isinstance(path, str) or path not in FILES:
-        raise FileNotFoundError(f"no such file: {path}")
-    return FILES[path]
-
+read_file = file_reader(FILES)
+"""The scenario's one tool: reads the fake file table; an unknown file raises."""
 
 TOOLS = (Tool("read_file", "读取一个文件的内容", read_file),)
 

@@ -477,7 +477,7 @@ def _same_text(expected: Outcome, got: Outcome) -> bool:
     """Equal values, or errors with the same message (any exception type will do)."""
     if expected[0] == got[0] == "error":
         return str(expected[1]).split(": ", 1)[-1] == str(got[1]).split(": ", 1)[-1]
-    return expected == got
+    return _strictly_equal(expected, got)
 
 
 def _message_expectation(expected: Outcome) -> str:

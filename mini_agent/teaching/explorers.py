@@ -22,7 +22,7 @@ import ipywidgets as widgets
 
 from ..context import estimate_context_chars
 from ..messages import AssistantMessage, Message, ToolCall
-from ..tools import Tool, as_object
+from ..tools import Tool
 from .explorer_logic import (
     RunFrame,
     check_session_text,
@@ -30,11 +30,11 @@ from .explorer_logic import (
     record_run,
     scan_position_text,
 )
-from .samples import sample_session, sample_session_text
+from .samples import file_reader, sample_session, sample_session_text
 from .style import CELL, NUMBER_CELL, page, palette
 from .text import words
 from .trace import ScanStep, label, scan_steps
-from .views import ScanView, SessionView, TrimView, UnitsView, visible_line
+from .views import ScanView, SessionView, TrimView, UnitsView, line_table, visible_line
 
 _PRE = "white-space:pre-wrap;font-family:monospace;font-size:0.9em;margin:4px 0"
 
@@ -128,15 +128,10 @@ class SessionEditor(_Explorer):
         if check.error is None:
             self.view.value = SessionView(check.messages)._repr_html_()
             return
-        colours = palette()
-        rows = "".join(
-            f"<tr style='background:"
-            f"{colours.marked_line if number == check.error.line else 'transparent'}'>"
-            f"<td style='{NUMBER_CELL}'>{number}</td>"
-            f"<td style='{CELL}'><code>{escape(visible_line(line))}</code></td></tr>"
-            for number, line in enumerate(self.text.value.split("\n"), start=1)
-        )
-        self.view.value = page(_pre(check.summary, colours.error) + f"<table>{rows}</table>")
+        colours, bad = palette(), check.error.line
+        lines = [visible_line(line) for line in self.text.value.split("\n")]
+        table = line_table(lines, lambda number: colours.marked_line if number == bad else None)
+        self.view.value = page(_pre(check.summary, colours.error) + table)
 
 
 # 2. Unit-scan stepper --------------------------------------------------------------------
@@ -266,15 +261,7 @@ _FILES = {
 }
 
 
-def _read(value: Any) -> str:
-    arguments = as_object(value)
-    path = arguments.get("path") if arguments is not None else None
-    if not isinstance(path, str) or path not in _FILES:
-        raise FileNotFoundError(f"no such file: {path}")
-    return _FILES[path]
-
-
-READ_TOOL = Tool("read", "读取示例项目里的一个文件", _read)
+READ_TOOL = Tool("read", "读取示例项目里的一个文件", file_reader(_FILES))
 
 
 def resumed_run_scenario() -> dict[str, Any]:
@@ -351,17 +338,12 @@ class RunStepper(_Explorer):
         w, colours = words(), palette()
         frame = self.frame
         first = frame.first_sent_line
-        rows = "".join(
-            f"<tr style='background:"
-            f"{colours.kept if first is not None and number > first else 'transparent'}'>"
-            f"<td style='{NUMBER_CELL}'>{number}</td>"
-            f"<td style='{CELL}'><code>{escape(visible_line(line, 70))}</code></td></tr>"
-            for number, line in enumerate(frame.disk_lines, start=1)
+        table = line_table(
+            [visible_line(line, 70) for line in frame.disk_lines],
+            lambda number: colours.kept if first is not None and number > first else None,
         )
         self.disk.value = page(
-            _pre(self.summary.splitlines()[0])
-            + f"<b>{escape(w.session_file)}</b>"
-            + f"<table>{rows}</table>"
+            _pre(self.summary.splitlines()[0]) + f"<b>{escape(w.session_file)}</b>" + table
         )
         if frame.sent is None:
             self.sent.value = page(f"<b>{escape(w.model_input)}</b><p>{escape(w.no_request)}</p>")

@@ -7,7 +7,11 @@ assistant is gone (an orphan), Chinese text beside the English of files and tool
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
+from ..json_form import JSON
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, record_line
+from ..tools import as_object
 
 
 def sample_session() -> list[Message]:
@@ -65,3 +69,19 @@ def chapter_picture() -> list[Message]:
 def sample_session_text() -> str:
     """The sample session as a session file holds it: one JSON line per message."""
     return "".join(record_line(message) + "\n" for message in sample_session())
+
+
+def file_reader(files: Mapping[str, str]) -> Callable[[JSON], str]:
+    """A read tool's `run` over a fake file table (the demos' tools): `{"path": name}` gives
+    `files[name]`; an unknown name raises `FileNotFoundError`, as reading a real file would."""
+
+    def read(tool_input: JSON) -> str:
+        arguments = as_object(tool_input)  # untrusted model JSON: narrow first
+        path = arguments.get("path") if arguments is not None else None
+        if not isinstance(path, str):
+            raise ValueError("read needs {path: string}")
+        if path not in files:
+            raise FileNotFoundError(f"no such file: {path}")
+        return files[path]
+
+    return read

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape
@@ -518,15 +518,21 @@ class FileView:
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
-        colours = palette()
-        rows = "".join(
-            f"<tr style='background:"
-            f"{colours.marked_line if number == self.mark else 'transparent'}'>"
-            f"<td style='{NUMBER_CELL};color:{colours.muted};user-select:none'>{number}</td>"
-            f"<td style='{CELL};white-space:pre'><code>{escape(line)}</code></td></tr>"
-            for number, line in enumerate(self.lines, start=1)
-        )
-        return page(f"<p><b>{escape(self.summary())}</b></p><table>{rows}</table>")
+        marked = palette().marked_line
+        table = line_table(self.lines, lambda number: marked if number == self.mark else None)
+        return page(f"<p><b>{escape(self.summary())}</b></p>{table}")
+
+
+def line_table(lines: Sequence[str], background: Callable[[int], str | None]) -> str:
+    """Lines numbered from 1 as an editor shows them, each on the background
+    `background(number)` gives (`None`: none); the text is shown as it is."""
+    rows = "".join(
+        f"<tr style='background:{background(number) or 'transparent'}'>"
+        f"<td style='{NUMBER_CELL};color:{palette().muted};user-select:none'>{number}</td>"
+        f"<td style='{CELL};white-space:pre'><code>{escape(line)}</code></td></tr>"
+        for number, line in enumerate(lines, start=1)
+    )
+    return f"<table>{rows}</table>"
 
 
 class SideBySide:
