@@ -259,13 +259,13 @@ def record_line_cases() -> list[tuple[str, Message]]:
         ("user", UserMessage("hello")),
         ("user，中文原样写出", UserMessage("记忆续上了")),
         ("user，emoji 原样写出", UserMessage("ok 👍")),
-        ("user，内容里的换行仍在同一行", UserMessage("line one\nline two")),
+        ("user，内容里的换行仍在同一行", UserMessage("第一行\n第二行")),
         ("user，引号和反斜杠被转义", UserMessage('say "hi" \\ bye')),
         ("没有调用的 assistant：toolCalls []", AssistantMessage("done")),
         (
             "assistant，带两个调用",
             AssistantMessage(
-                "reading both",
+                "两个都读一下",
                 (
                     ToolCall("a", "read", {"path": "a.txt"}),
                     ToolCall("b", "read", {"path": "b.txt"}),
@@ -273,8 +273,8 @@ def record_line_cases() -> list[tuple[str, Message]]:
             ),
         ),
         ("assistant，调用的 input 是 null", AssistantMessage("", (ToolCall("t", "now", None),))),
-        ("tool 结果", ToolMessage("a", "contents of a")),
-        ("tool 错误：isError true", ToolMessage("b", "file not found", is_error=True)),
+        ("tool 结果", ToolMessage("a", "a 的内容")),
+        ("tool 错误：isError true", ToolMessage("b", "文件不存在", is_error=True)),
         (
             "工具输入里的 NaN 被拒绝",
             AssistantMessage("", (ToolCall("c", "calc", float("nan")),)),
@@ -301,7 +301,7 @@ def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
 
 _USER = '{"role":"user","content":"hi"}'
 _ASSISTANT = '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"read","input":{"path":"a.txt"}}]}'
-_TOOL = '{"role":"tool","content":"contents of a","toolCallId":"a","isError":false}'
+_TOOL = '{"role":"tool","content":"a 的内容","toolCallId":"a","isError":false}'
 
 LOAD_CASES: tuple[tuple[str, str | None], ...] = (
     ("文件不存在：[]", None),
