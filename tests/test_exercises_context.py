@@ -144,7 +144,7 @@ def test_the_farthest_assistant_fails_only_the_repeated_id_case() -> None:
 # --- 05 estimate_context_chars and trim_context ------------------------------------------------
 
 
-WRONG_ESTIMATES: dict[str, Callable[[Sequence[Message]], int]] = {
+WRONG_ESTIMATES: dict[str, Callable[[Sequence[Message]], float]] = {
     "UTF-8 bytes": lambda ms: sum(len(record_line(m).encode()) + 1 for m in ms),
     "no newline": lambda ms: sum(len(record_line(m)) for m in ms),
     "content only": lambda ms: sum(len(m.content) for m in ms),

@@ -18,11 +18,13 @@ file is the same whatever budget an earlier cell used.
 from __future__ import annotations
 
 import tempfile
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from ..agent import AgentResult, run_agent
+from ..context import ContextBudgetError
 from ..messages import AssistantMessage, ToolCall
 from ..model_client import ScriptedClient
 from ..tools import Tool
@@ -114,13 +116,14 @@ class Demo06:
         for earlier in STAGES[:position]:
             kept = self.clients.get(earlier.name)
             replay = ScriptedClient(earlier.turns)
-            run_agent(
-                earlier.prompt,
-                client=replay,
-                tools=self.tools,
-                session_path=self.session_path,
-                context_max_chars=earlier.context_max_chars,
-            )
+            with suppress(ContextBudgetError):  # a stage that fails still leaves its prompt
+                run_agent(
+                    earlier.prompt,
+                    client=replay,
+                    tools=self.tools,
+                    session_path=self.session_path,
+                    context_max_chars=earlier.context_max_chars,
+                )
             if kept is None or kept.requests == []:
                 self.clients[earlier.name] = replay
         for later in STAGES[position:]:
