@@ -132,7 +132,7 @@ def test_table_aligns_chinese_and_ascii_columns() -> None:
         "合法 user  UserMessage(content='x')",
         "role 未知  None",
     ]
-    assert "<code>None</code>" in table._repr_html_()
+    assert ">None</code>" in table._repr_html_()
 
 
 def test_file_view_numbers_physical_lines_and_marks_one() -> None:
@@ -159,7 +159,7 @@ def test_side_by_side_shows_every_panel_in_text_and_html() -> None:
     both = SideBySide(("disk", FileView("x\n")), ("model", [1]))
     assert repr(both) == "── disk ──\n1 行，2 字符\n   1 | x\n\n── model ──\n[1]"
     html = both._repr_html_()
-    assert "<h4>disk</h4>" in html and "<pre>[1]</pre>" in html
+    assert "<h4>disk</h4>" in html and "<pre style='font-size:1em'>[1]</pre>" in html
 
 
 def test_unit_numbers_line_up_from_ten_units_on() -> None:
@@ -207,11 +207,26 @@ def every_view() -> list[object]:
 def test_every_view_draws_at_the_display_scale_and_contrast(projector: None) -> None:
     for view in every_view():
         html = view._repr_html_()  # type: ignore[attr-defined]
-        assert html.startswith('<div class="mini-agent-view" style="font-size:150%;'), view
+        assert html.startswith('<div class="mini-agent-view" style="font-size:calc('), view
+        assert "font-size:calc(var(--jp-content-font-size1, 14px) * 1.5)" in html, view
         assert "color:#000000" in html, view  # the high-contrast text colour
     set_display()
     for view in every_view():
-        assert 'style="font-size:100%;' in view._repr_html_()  # type: ignore[attr-defined]
+        html = view._repr_html_()  # type: ignore[attr-defined]
+        assert "* 1);" in html and "* 1.5)" not in html, view
+
+
+def test_a_view_inside_a_view_is_not_scaled_twice(projector: None) -> None:
+    # sizes are the notebook's text size times the scale, never a share of the parent's
+    html = SideBySide(("a", SessionView(history())))._repr_html_()
+    assert html.count("font-size:calc(") == 2
+    assert "%" not in "".join(re.findall(r"font-size:[^;'\"]*", html))
+
+
+def test_code_and_tables_follow_the_scale_as_jupyterlab_would_not() -> None:
+    for view in every_view():
+        html = view._repr_html_()  # type: ignore[attr-defined]
+        assert "<code>" not in html and "<table>" not in html and "<pre>" not in html, view
 
 
 def test_the_display_switch_leaves_the_plain_text_alone(projector: None) -> None:

@@ -104,11 +104,26 @@ def box() -> str:
     )
 
 
+_FOLLOW_SCALE = {
+    "code": "font-size:1em",
+    "pre": "font-size:1em",
+    "table": "font-size:1em;border-collapse:collapse",
+}
+
+
 def page(html: str) -> str:
     """`html` at the display's scale and text colour, left-aligned (JupyterLab right-aligns
-    table cells unless told otherwise)."""
+    table cells unless told otherwise).
+
+    JupyterLab gives `code` and tables a fixed font size and drops `<style>` from untrusted
+    output, so each of them is told inline to follow the scale."""
+    for tag, style in _FOLLOW_SCALE.items():
+        html = html.replace(f"<{tag}>", f"<{tag} style='{style}'>")
+    # the size is the notebook's text size times the scale, not the parent's: a view inside a
+    # view (an explorer, SideBySide) is drawn at the same size, never scaled twice
+    size = f"calc(var(--jp-content-font-size1, 14px) * {_settings.scale:g})"
     return (
-        f'<div class="mini-agent-view" style="font-size:{round(100 * _settings.scale)}%;'
+        f'<div class="mini-agent-view" style="font-size:{size};'
         f'color:{palette().text};text-align:left;line-height:1.45">{html}</div>'
     )
 

@@ -72,11 +72,8 @@ def _message_html(message: Message) -> str:
 
 
 def _head(*names: str) -> str:
-    return (
-        "<thead><tr>"
-        + "".join(f"<th style='{CELL}'>{escape(n)}</th>" for n in names)
-        + "</tr></thead>"
-    )
+    cells = "".join(f"<th style='{CELL};white-space:nowrap'>{escape(n)}</th>" for n in names)
+    return f"<thead><tr>{cells}</tr></thead>"
 
 
 @dataclass(frozen=True)
@@ -309,14 +306,14 @@ class ScanView:
             f"{escape(unit_text(unit))}</span>"
             for unit in step.units
         )
-        return (
+        return page(
             f"<div style='margin:6px 0'><b>{escape(words().step(step.number))}</b>："
             f"{escape(step.explain())}<div>{''.join(chips)}</div>"
             f"<div>units = {units}；index → {step.next_index}</div></div>"
         )
 
     def _repr_html_(self) -> str:
-        return page("".join(self.step_html(step.number) for step in self.steps))
+        return "".join(self.step_html(step.number) for step in self.steps)
 
 
 def align_requests(
