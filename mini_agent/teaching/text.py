@@ -40,9 +40,6 @@ class Words:
     def chars(self, count: int) -> str:
         return f"{count} 字符"
 
-    def messages(self, count: int) -> str:
-        return f"{count} 条消息"
-
     def messages_chars(self, count: int, chars: int) -> str:
         return f"{count} 条消息，{chars} 字符"
 
