@@ -25,6 +25,7 @@ from .messages import Message
 from .repair import CHUNK, RepairRefusedError, repair_session, why_not_torn
 from .session import INVALID_JSON, SessionFormatError, load_session
 from .teaching import demo
+from .teaching.text import english
 from .teaching.views import SessionView, TrimView, UnitsView
 from .visible import visible_line
 
@@ -284,7 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.run(args)
+        with english():  # the views `show` and `trim` print speak Chinese in notebooks
+            code: int = args.run(args)
     except SessionFormatError as err:
         print(format_error(err, parser.prog), file=sys.stderr)
         return EXIT_PROBLEM

@@ -29,6 +29,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from mini_agent.teaching.explorer_logic import scan_position_text
 from mini_agent.teaching.samples import chapter_picture, sample_session
+from mini_agent.teaching.text import words
 from mini_agent.teaching.trace import scan_steps
 from mini_agent.teaching.views import TrimView
 
@@ -251,12 +252,12 @@ def test_unit_stepper_in_notebook_04_steps_through_the_chapters_scan(lab: Lab) -
     texts = [scan_position_text(history, steps, at).splitlines() for at in range(len(steps) + 1)]
     with notebook_page(lab, STEPPER_NOTEBOOK) as page:
         explorer = page.locator(".jp-OutputArea-output").filter(
-            has=page.get_by_role("button", name="Next ▶")
+            has=page.get_by_role("button", name=words().next)
         )
         expect(explorer).to_have_count(1)
         explorer.scroll_into_view_if_needed()
-        prev = explorer.get_by_role("button", name="◀ Prev")
-        next_ = explorer.get_by_role("button", name="Next ▶")
+        prev = explorer.get_by_role("button", name=words().prev)
+        next_ = explorer.get_by_role("button", name=words().next)
         # the notebook's checked cell clicked Next to the end of the scan, on this same widget
         expect(next_).to_be_disabled()
         for line in texts[-1]:

@@ -16,6 +16,7 @@ from mini_agent.cli import build_parser, main
 from mini_agent.live import chat
 from mini_agent.messages import record_line
 from mini_agent.teaching import demo
+from mini_agent.teaching.text import english
 from mini_agent.teaching.views import SessionView, TrimView, UnitsView
 from mini_agent.visible import visible_line
 
@@ -250,20 +251,23 @@ def test_permission_denied_exits_1_without_a_traceback(
 
 def test_show_prints_the_session_view(session: Path) -> None:
     run = cli("show", "s.jsonl", cwd=session.parent)
-    assert run == Run(0, repr(SessionView(multi_tool_history())) + "\n", "")
+    with english():  # the CLI speaks English
+        assert run == Run(0, repr(SessionView(multi_tool_history())) + "\n", "")
     assert run.out.startswith("4 messages, 353 chars\n  [0] user             read two files\n")
 
 
 def test_show_units_groups_calls_with_their_results(session: Path) -> None:
     run = cli("show", "--units", "s.jsonl", cwd=session.parent)
-    assert run == Run(0, repr(UnitsView.of(multi_tool_history())) + "\n", "")
+    with english():
+        assert run == Run(0, repr(UnitsView.of(multi_tool_history())) + "\n", "")
     assert "unit 2: [assistant(a,b) | tool a | tool b]" in run.out
 
 
 def test_trim_shows_kept_and_dropped_units(session: Path) -> None:
     append_session(session, UserMessage("and now?"))
     run = cli("trim", "s.jsonl", "--max-chars", "360", cwd=session.parent)
-    assert run == Run(0, repr(TrimView(load_session(session), 360)) + "\n", "")
+    with english():
+        assert run == Run(0, repr(TrimView(load_session(session), 360)) + "\n", "")
     assert run.out.splitlines() == [
         "budget 360 chars: kept 2 of 3 units, 4 of 5 messages, 347 chars used",
         "  dropped unit 1: [user]  43 chars",
@@ -297,8 +301,8 @@ def test_demo_runs_a_multi_tool_conversation_and_resumes_from_disk(tmp_path: Pat
         lines(
             "d.jsonl: 0 messages on disk before this run",
             "user: read plan.txt and notes.txt",
-            "request 1: on disk 1 messages, 56 chars | sent messages 1-1, 56 chars",
-            "request 2: on disk 4 messages, 480 chars | sent messages 1-4, 480 chars",
+            "[request 1] on disk: 1 messages, 56 chars; sent: 1 messages, 56 chars (no budget)",
+            "[request 2] on disk: 4 messages, 480 chars; sent: 4 messages, 480 chars (no budget)",
             "assistant: plan.txt says to trim; notes.txt says whole units only",
             "d.jsonl: 5 messages on disk, 583 chars",
         ),
@@ -310,8 +314,8 @@ def test_demo_runs_a_multi_tool_conversation_and_resumes_from_disk(tmp_path: Pat
         lines(
             "d.jsonl: 5 messages on disk before this run",
             "user: which file mentions the budget?",
-            "request 1: on disk 6 messages, 643 chars | sent messages 5-6, 163 chars",
-            "request 2: on disk 8 messages, 962 chars | sent messages 6-8, 379 chars",
+            "[request 1] on disk: 6 messages, 643 chars; sent: 2 messages, 163 chars (budget 400)",
+            "[request 2] on disk: 8 messages, 962 chars; sent: 3 messages, 379 chars (budget 400)",
             "assistant: both do: plan.txt and notes.txt",
             "d.jsonl: 9 messages on disk, 1042 chars",
         ),
@@ -332,7 +336,7 @@ def test_demo_stops_with_the_budget_error_and_keeps_the_session(tmp_path: Path) 
     run = cli("demo", "--session", "d.jsonl", "--max-chars", "200", cwd=tmp_path)
     assert run.code == 1
     assert run.out.splitlines()[-1] == (
-        "request 1: on disk 1 messages, 56 chars | sent messages 1-1, 56 chars"
+        "[request 1] on disk: 1 messages, 56 chars; sent: 1 messages, 56 chars (budget 200)"
     )
     assert run.err == (
         "d.jsonl: context budget cannot contain the smallest consistent message unit"

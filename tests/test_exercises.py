@@ -1,13 +1,26 @@
-"""exercises.py: a reader's function is checked case by case, never crashing the check."""
+"""exercises.py, notebooks 01-03: each check passes the package's answer and a reader's
+faithful one, fails every plausible wrong answer, and never crashes on a reader's bug."""
 
 from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mini_agent import Message, UserMessage, load_session, parse_session_message, to_record
+import pytest
+
+from mini_agent import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    load_session,
+    parse_session_message,
+    to_record,
+)
 from mini_agent.messages import record_line
 from mini_agent.teaching.exercises import (
     CALLS_CASES,
@@ -22,16 +35,24 @@ from mini_agent.teaching.exercises import (
     record_line_cases,
     run_cases,
 )
+from mini_agent.teaching.style import palette
 
 
 def double(x: int) -> int:
     return 2 * x
 
 
+def failed(report: CheckReport) -> list[str]:
+    return [result.name for result in report.results if not result.passed]
+
+
+# --- the report ----------------------------------------------------------------------------
+
+
 def test_all_cases_passing() -> None:
-    report = run_cases("double", double, double, [("one", (1,)), ("two", (2,))])
+    report = run_cases("double", double, double, [("一", (1,)), ("二", (2,))])
     assert report.ok
-    assert repr(report) == "double: 2 of 2 cases passed\n  PASS one\n  PASS two"
+    assert repr(report) == "double：2 个用例，通过 2 个\n  PASS 一\n  PASS 二"
 
 
 def test_a_wrong_answer_and_a_crash_are_failed_cases() -> None:
@@ -40,13 +61,13 @@ def test_a_wrong_answer_and_a_crash_are_failed_cases() -> None:
             raise KeyError("boom")
         return x
 
-    report = run_cases("double", buggy, double, [("one", (1,)), ("two", (2,)), ("zero", (0,))])
+    report = run_cases("double", buggy, double, [("一", (1,)), ("二", (2,)), ("零", (0,))])
     assert not report.ok
     assert repr(report).splitlines() == [
-        "double: 1 of 3 cases passed",
-        "  FAIL one — should return 2, but returned 1",
-        "  FAIL two — should return 4, but raised KeyError: 'boom'",
-        "  PASS zero",
+        "double：3 个用例，通过 1 个",
+        "  FAIL 一 — 应当返回 2，但实际返回了 1",
+        "  FAIL 二 — 应当返回 4，但实际抛出了 KeyError: 'boom'",
+        "  PASS 零",
     ]
 
 
@@ -55,124 +76,282 @@ def test_expected_errors_compare_by_text() -> None:
         raise ValueError(f"bad {x}")
 
     assert outcome_of(strict, 1) == ("error", "ValueError: bad 1")
-    assert run_cases("strict", strict, strict, [("one", (1,))]).ok
+    assert run_cases("strict", strict, strict, [("一", (1,))]).ok
 
 
-def test_report_html_marks_failures() -> None:
-    report = CheckReport("t", ())
-    assert report.ok and "0 of 0" in report._repr_html_()
+def test_values_compare_by_type_too() -> None:
+    # 1 == True in Python, but a reader who answers 1 where the package answers True is wrong
+    report = run_cases("t", lambda: 1, lambda: True, [("一", ())])
+    assert not report.ok
+    assert report.results[0].detail == "应当返回 True，但实际返回了 1"
 
 
-# --- the three exercise checks of notebooks 01-03 ------------------------------------------
+def test_report_html_marks_passes_and_failures_in_colour() -> None:
+    report = run_cases("double", lambda x: x, double, [("一", (1,)), ("零", (0,))])
+    html = report._repr_html_()
+    assert f"color:{palette().error}'>✘ FAIL 一" in html
+    assert f"color:{palette().tool}'>✔ PASS 零" in html
+    assert "0 个" in CheckReport("t", ())._repr_html_()
 
 
-def failed(report: CheckReport) -> list[str]:
-    return [result.name for result in report.results if not result.passed]
+# --- 01 parse_session_message --------------------------------------------------------------
 
 
-def test_the_packages_parser_passes_every_discrimination_and_calls_row() -> None:
+def reader_parse(value: Any, mistake: str = "") -> Message | None:
+    """A reader's transcription of the chapter's parseSessionMessage; `mistake` plants one
+    of the errors readers make."""
+    if mistake == "dict indexing" and value["role"] == "user":
+        return UserMessage(value["content"])
+    if not isinstance(value, dict):
+        return None
+    role: Any = value.get("role")
+    content: Any = value.get("content")
+    if not isinstance(role, str):
+        return None
+    if mistake == "role lower-cased":
+        role = role.lower()
+    if mistake != "content checked only for user" and not isinstance(content, str):
+        return None
+    if role == "user":
+        return UserMessage(content) if isinstance(content, str) else None
+    if role == "assistant":
+        raw = value.get("toolCalls")
+        if raw is None and mistake in ("toolCalls defaults to []", "toolCalls null is []"):
+            raw = [] if mistake == "toolCalls defaults to []" or "toolCalls" in value else None
+        calls = reader_calls(raw, mistake)
+        return None if calls is None else AssistantMessage(content, calls)
+    if role == "tool":
+        call_id: Any = value.get("toolCallId")
+        is_error: Any = value.get("isError")
+        if not isinstance(call_id, str) and mistake != "toolCallId any type":
+            return None
+        if mistake == "isError 0 or 1 allowed":
+            ok = is_error in (True, False)  # 1 == True and 0 == False
+        elif mistake == "isError truthiness":
+            ok, is_error = "isError" in value, bool(is_error)
+        else:
+            ok = isinstance(is_error, bool)
+        return ToolMessage(call_id, content, is_error) if ok else None
+    return None
+
+
+def reader_calls(raw: Any, mistake: str = "") -> tuple[ToolCall, ...] | None:
+    if not isinstance(raw, list):
+        return None
+    items = raw[:1] if mistake == "only the first call checked" else raw
+    calls = []
+    for item in items:
+        if not isinstance(item, dict):
+            return None
+        if mistake != "call id any type" and not isinstance(item.get("id"), str):
+            return None
+        if not isinstance(item.get("name"), str):
+            return None
+        if "input" not in item and mistake != "missing input is null":
+            return None
+        calls.append(ToolCall(item["id"], item["name"], item.get("input")))
+    if mistake == "only the first call checked":
+        calls += [ToolCall(str(i.get("id")), str(i.get("name")), None) for i in raw[1:]]
+    return tuple(calls)
+
+
+PARSER_MISTAKES = [
+    "dict indexing",
+    "role lower-cased",
+    "content checked only for user",
+    "toolCalls defaults to []",
+    "toolCalls null is []",
+    "toolCallId any type",
+    "isError 0 or 1 allowed",
+    "isError truthiness",
+    "only the first call checked",
+    "call id any type",
+    "missing input is null",
+]
+
+
+def test_the_packages_parser_and_a_faithful_reader_pass_every_row() -> None:
     report = check_parse_session_message(parse_session_message)
     assert report.ok
     assert len(report.results) == len(DISCRIMINATION_CASES) + len(CALLS_CASES)
+    assert check_parse_session_message(reader_parse).ok
 
 
-def test_a_parser_that_checks_only_the_first_call_fails_the_second_item_row() -> None:
-    def first_call_only(value: Any) -> Message | None:
-        if isinstance(value, dict) and isinstance(value.get("toolCalls"), list):
-            value = {**value, "toolCalls": value["toolCalls"][:1]}
-        return parse_session_message(value)
+@pytest.mark.parametrize("mistake", PARSER_MISTAKES)
+def test_every_plausible_wrong_parser_fails(mistake: str) -> None:
+    report = check_parse_session_message(lambda value: reader_parse(value, mistake))
+    assert not report.ok, mistake
 
-    report = check_parse_session_message(first_call_only)
-    assert [name.split("  (")[1] for name in failed(report)] == [
-        "second item bad)",
-        "structure, not meaning)",
+
+def test_is_error_one_zero_and_the_string_false_are_each_a_failed_row() -> None:
+    names = failed(check_parse_session_message(lambda v: reader_parse(v, "isError 0 or 1 allowed")))
+    assert [name.split("  (")[1] for name in names] == [
+        "isError 是 0，不是布尔值)",
+        "isError 是 1，不是布尔值)",
     ]
+    names = failed(check_parse_session_message(lambda v: reader_parse(v, "isError truthiness")))
+    assert '{"role":"tool","content":"x","toolCallId":"a","isError":"false"}' in names[2]
 
 
 def test_a_parser_that_raises_on_bad_data_fails_and_says_so() -> None:
-    def indexing(value: Any) -> Message | None:
-        if value["role"] == "user":  # crashes on [] and "user" instead of answering None
-            return UserMessage(value["content"])
-        return parse_session_message(value)
-
-    report = check_parse_session_message(indexing)
+    report = check_parse_session_message(lambda v: reader_parse(v, "dict indexing"))
     details = [result.detail for result in report.results if not result.passed]
-    assert (
-        details[0]
-        == "should return None, but raised TypeError: list indices must be integers or slices, not str"
+    assert details[0] == (
+        "应当返回 None，但实际抛出了 TypeError: list indices must be integers or slices, not str"
     )
     assert any("KeyError: 'role'" in detail for detail in details)
 
 
-def test_the_packages_record_line_passes_every_case() -> None:
+# --- 02 record_line -------------------------------------------------------------------------
+
+
+def reader_line(message: Message) -> str:
+    return json.dumps(
+        to_record(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+
+
+def dumps_with(**options: Any) -> Callable[[Message], str]:
+    settings: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":"), "allow_nan": False}
+    settings |= options
+    return lambda message: json.dumps(to_record(message), **settings)
+
+
+def without_key(key: str, when: Callable[[Any], bool]) -> Callable[[Message], str]:
+    def line(message: Message) -> str:
+        record = to_record(message)
+        if key in record and when(record[key]):
+            del record[key]
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+    return line
+
+
+WRONG_LINES: dict[str, Callable[[Message], str]] = {
+    "json.dumps defaults": lambda message: json.dumps(to_record(message)),
+    "ASCII escapes": dumps_with(ensure_ascii=True),
+    "spaces after , and :": dumps_with(separators=(", ", ": ")),
+    "sorted keys": dumps_with(sort_keys=True),
+    "NaN written": dumps_with(allow_nan=True),
+    "newline included": lambda message: reader_line(message) + "\n",
+    "empty toolCalls left out": without_key("toolCalls", lambda calls: calls == []),
+    "isError false left out": without_key("isError", lambda flag: flag is False),
+    "pretty-printed": dumps_with(indent=1, separators=(",", ":")),
+}
+
+
+def test_the_packages_record_line_and_a_faithful_reader_pass_every_case() -> None:
     assert check_record_line(record_line).ok
+    assert check_record_line(reader_line).ok
 
 
-def test_a_record_line_with_default_json_dumps_fails_spacing_and_non_ascii() -> None:
-    def spaced(message: Message) -> str:
-        return json.dumps(to_record(message), separators=(",", ":"))
+@pytest.mark.parametrize("name", WRONG_LINES)
+def test_every_plausible_wrong_record_line_fails(name: str) -> None:
+    assert not check_record_line(WRONG_LINES[name]).ok, name
 
-    assert failed(check_record_line(spaced)) == [
-        "user, Chinese written as itself",
-        "user, emoji written as itself",
-        "NaN in a tool input is refused",
-    ]
+
+def test_default_json_dumps_fails_exactly_the_non_ascii_and_nan_cases() -> None:
+    spaced = dumps_with(ensure_ascii=True, allow_nan=True)
+    non_ascii = [name for name, m in record_line_cases() if not to_json(m).isascii()]
+    assert "user，emoji 原样写出" in non_ascii
+    assert failed(check_record_line(spaced)) == [*non_ascii, "工具输入里的 NaN 被拒绝"]
+
+
+def to_json(message: Message) -> str:
+    return json.dumps(to_record(message), ensure_ascii=False)
 
 
 def test_refusing_nan_passes_whatever_the_exception_says() -> None:
     def refuses(message: Message) -> str:
-        raise TypeError("no")
+        calls = message.tool_calls if isinstance(message, AssistantMessage) else ()
+        if calls and calls[0].input != calls[0].input:  # NaN is not equal to itself
+            raise TypeError("no")
+        return reader_line(message)
 
-    report = check_record_line(refuses)
-    assert failed(report) == [name for name, _ in record_line_cases()][:-1]
+    assert check_record_line(refuses).ok
 
 
-def chapter_load(path: Path) -> list[Message]:
-    """The chapter's loadSession in Python: `split("\\n").filter(Boolean)` line numbers."""
+def test_a_record_line_that_writes_nan_is_told_any_exception_will_do() -> None:
+    (detail,) = [
+        r.detail for r in check_record_line(WRONG_LINES["NaN written"]).results if r.detail
+    ]
+    assert detail.startswith("应当抛出异常（哪种都行），但实际返回了 ")
+
+
+# --- 03 load_session -------------------------------------------------------------------------
+
+
+def reader_load(path: Path, mistake: str = "") -> list[Message]:
+    """A reader's load_session: physical lines, blank lines skipped, the chapter's phrases."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if mistake == "missing file raises":
+            raise
         return []
+    except OSError:
+        if mistake == "every OS error is []":
+            return []
+        raise
+    lines = text.splitlines() if mistake == "splitlines" else text.split("\n")
     messages = []
-    for number, line in enumerate([line for line in text.split("\n") if line], start=1):
+    for number, line in enumerate(lines, start=1):
+        if mistake == "strip" and not line.strip():
+            continue
+        if not line:
+            continue
+        if mistake == "logical line numbers":
+            number = sum(1 for earlier in lines[:number] if earlier)
         try:
             value = json.loads(line)
         except ValueError as err:
+            if mistake == "bad lines skipped":
+                continue
             raise ValueError(f"invalid session JSON at line {number}") from err
         message = parse_session_message(value)
         if message is None:
-            raise ValueError(f"invalid session record at line {number}")
+            if mistake == "bad lines skipped":
+                continue
+            phrase = "JSON" if mistake == "one phrase for both" else "record"
+            raise ValueError(f"invalid session {phrase} at line {number}")
         messages.append(message)
     return messages
 
 
-def test_the_packages_loader_passes_every_case() -> None:
+LOAD_MISTAKES = [
+    "missing file raises",
+    "every OS error is []",
+    "splitlines",
+    "strip",
+    "logical line numbers",
+    "bad lines skipped",
+    "one phrase for both",
+]
+
+
+def test_the_packages_loader_and_a_faithful_reader_pass_every_case() -> None:
     report = check_load_session(load_session)
     assert report.ok
     assert len(report.results) == len(LOAD_CASES) + 1
+    assert check_load_session(reader_load).ok
+
+
+@pytest.mark.parametrize("mistake", LOAD_MISTAKES)
+def test_every_plausible_wrong_loader_fails(mistake: str) -> None:
+    assert not check_load_session(lambda path: reader_load(path, mistake)).ok, mistake
 
 
 def test_the_chapters_line_count_fails_only_the_blank_lines_cases() -> None:
-    report = check_load_session(chapter_load)
-    assert failed(report) == [
-        "physical line number after blank lines",
-        "bad record after a blank line: physical line 3",
-    ]
+    report = check_load_session(lambda path: reader_load(path, "logical line numbers"))
+    assert failed(report) == ["空行之后报物理行号", "空行之后的坏记录：物理行 3"]
     details = [result.detail for result in report.results if not result.passed]
-    assert details[0].endswith("but raised ValueError: invalid session JSON at line 2")
-    assert details[1].endswith("but raised ValueError: invalid session record at line 2")
+    assert details[0].endswith("但实际抛出了 ValueError: invalid session JSON at line 2")
+    assert details[1].endswith("但实际抛出了 ValueError: invalid session record at line 2")
 
 
 def test_a_loader_that_swallows_every_os_error_fails_the_directory_case() -> None:
-    def swallowing(path: Path) -> list[Message]:
-        try:
-            return load_session(path)
-        except OSError:
-            return []
-
-    assert failed(check_load_session(swallowing)) == [
-        "path is a directory: the OS error propagates"
-    ]
+    report = check_load_session(lambda path: reader_load(path, "every OS error is []"))
+    assert failed(report) == ["路径是目录：操作系统错误照常抛出"]
 
 
 def test_the_load_report_never_shows_the_temp_directory() -> None:
@@ -194,26 +373,9 @@ def test_format_errors_compare_by_phrase_and_line_number() -> None:
 
 
 def test_a_load_failure_names_the_phrase_and_line_not_an_exception_type() -> None:
-    def skipping_bad_json(path: Path) -> list[Message]:
-        try:
-            return load_session(path)
-        except ValueError:
-            return []
-
-    (detail,) = [
-        r.detail
-        for r in check_load_session(skipping_bad_json).results
-        if r.name == "line 2 truncated JSON"
-    ]
+    report = check_load_session(lambda path: reader_load(path, "bad lines skipped"))
+    (detail,) = [r.detail for r in report.results if r.name == "第 2 行 JSON 被截断"]
     assert (
         detail
-        == "should raise an error starting with 'invalid session JSON at line 2', but returned []"
+        == "应当抛出以 'invalid session JSON at line 2' 开头的错误，但实际返回了 [UserMessage(content='hi')]"
     )
-
-
-def test_a_record_line_that_writes_nan_is_told_any_exception_will_do() -> None:
-    def writes_nan(message: Message) -> str:
-        return json.dumps(to_record(message), ensure_ascii=False, separators=(",", ":"))
-
-    (detail,) = [r.detail for r in check_record_line(writes_nan).results if not r.passed]
-    assert detail.startswith("should raise (any exception), but returned ")

@@ -1,61 +1,197 @@
-"""exercises.py, notebooks 04-05: the checks pass the package and catch the usual mistakes."""
+"""exercises.py, notebooks 04-07: the checks pass the package and a faithful reader, and fail
+every plausible wrong answer."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from mini_agent import (
+    AssistantMessage,
     ContextBudgetError,
     Message,
     ToolMessage,
+    append_session,
     context_units,
     estimate_context_chars,
     trim_context,
 )
 from mini_agent.messages import record_line
+from mini_agent.session import PathLike
+from mini_agent.teaching import buggy, demo06
 from mini_agent.teaching.exercises import (
+    CheckReport,
+    check_context_max_chars,
     check_context_units,
     check_estimate_context_chars,
+    check_record,
     check_trim_context,
+    reference_record,
+    smallest_budget_keeping_question,
 )
 
-
-def failed(report: object) -> list[str]:
-    return [r.name for r in report.results if not r.passed]  # type: ignore[attr-defined]
+Units = list[list[Message]]
 
 
-def test_the_package_passes_its_own_checks() -> None:
-    assert check_context_units(context_units).ok
-    assert check_trim_context(trim_context).ok
-    assert check_estimate_context_chars(estimate_context_chars).ok
+def failed(report: CheckReport) -> list[str]:
+    return [r.name for r in report.results if not r.passed]
 
 
-def test_one_message_per_unit_fails_every_tool_round() -> None:
-    report = check_context_units(lambda messages: [[m] for m in messages])
-    assert not report.ok
-    assert "the chapter's picture" in failed(report)
-    assert "orphan tool result stays alone" not in failed(report)
-    assert "plain chat, no tools" not in failed(report)
+# --- 04 context_units ---------------------------------------------------------------------
 
 
-def test_a_wrong_unit_is_shown_by_position_in_the_history() -> None:
-    report = check_context_units(lambda messages: [[m] for m in messages])
-    (picture,) = [r for r in report.results if r.name == "the chapter's picture"]
-    assert picture.detail == (
-        "should return [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]], "
-        "but returned [[#0 user], [#1 assistant(a,b)], [#2 tool a], [#3 tool b]]"
+def declares(message: Message, call_id: str) -> bool:
+    return isinstance(message, AssistantMessage) and any(
+        c.id == call_id for c in message.tool_calls
     )
 
 
-def test_farthest_assistant_fails_the_repeated_id_case() -> None:
-    def farthest(messages: Sequence[Message]) -> list[list[Message]]:
-        if len(messages) == 5 and isinstance(messages[-1], ToolMessage):
-            return [list(messages)]
-        return context_units(messages)
+def reader_units(messages: Sequence[Message], mistake: str = "") -> Units:
+    """The chapter's loop, as a reader writes it; `mistake` plants one known error."""
+    units: Units = []
+    index = len(messages) - 1
+    while index >= 0:
+        message = messages[index]
+        start = index
+        if isinstance(message, ToolMessage):
+            found = -1
+            candidates = range(index - 1, -1, -1)
+            if mistake == "farthest assistant":
+                candidates = range(0, index)
+            for i in candidates:
+                if mistake == "any assistant" and isinstance(messages[i], AssistantMessage):
+                    found = i
+                    break
+                if declares(messages[i], message.tool_call_id):
+                    found = i
+                    break
+            if mistake == "assistantIndex > 0":
+                start = found if found > 0 else index
+            elif mistake == "orphan glued to what precedes":
+                start = found if found >= 0 else max(index - 1, 0)
+            else:
+                start = found if found >= 0 else index
+        unit = list(messages[start : index + 1])
+        if mistake == "orphans dropped" and isinstance(message, ToolMessage) and start == index:
+            unit = []
+        if unit:
+            units.append(unit) if mistake == "newest first" else units.insert(0, unit)
+        index = start - 1
+    return units
 
-    assert failed(check_context_units(farthest)) == [
-        "repeated id: the nearest declaring assistant wins"
+
+def forward_units(messages: Sequence[Message]) -> Units:
+    """A forward scan: an assistant takes the tool results right after it, nothing between."""
+    units: Units = []
+    for message in messages:
+        if (
+            isinstance(message, ToolMessage)
+            and units
+            and declares(units[-1][0], message.tool_call_id)
+        ):
+            units[-1].append(message)
+        else:
+            units.append([message])
+    return units
+
+
+WRONG_UNITS: dict[str, Callable[[Sequence[Message]], Any]] = {
+    "one message per unit": lambda messages: [[m] for m in messages],
+    "forward scan": forward_units,
+    **{
+        mistake: partial(reader_units, mistake=mistake)
+        for mistake in (
+            "farthest assistant",
+            "any assistant",
+            "assistantIndex > 0",
+            "orphan glued to what precedes",
+            "orphans dropped",
+            "newest first",
+        )
+    },
+}
+
+
+def test_the_package_and_a_faithful_reader_pass_the_unit_check() -> None:
+    assert check_context_units(context_units).ok
+    assert check_context_units(reader_units).ok
+
+
+@pytest.mark.parametrize("name", WRONG_UNITS)
+def test_every_plausible_wrong_context_units_fails(name: str) -> None:
+    assert not check_context_units(WRONG_UNITS[name]).ok, name
+
+
+def test_a_wrong_unit_is_shown_by_position_in_the_history() -> None:
+    report = check_context_units(WRONG_UNITS["one message per unit"])
+    (picture,) = [r for r in report.results if r.name == "章节的那张图"]
+    assert picture.detail == (
+        "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
+        "但实际返回了 [[#0 user], [#1 assistant(a,b)], [#2 tool a], [#3 tool b]]"
+    )
+
+
+def test_the_farthest_assistant_fails_only_the_repeated_id_case() -> None:
+    assert failed(check_context_units(WRONG_UNITS["farthest assistant"])) == [
+        "重复的 id：离得最近的声明者胜出"
     ]
+
+
+# --- 05 estimate_context_chars and trim_context ------------------------------------------------
+
+
+WRONG_ESTIMATES: dict[str, Callable[[Sequence[Message]], float]] = {
+    "UTF-8 bytes": lambda ms: sum(len(record_line(m).encode()) + 1 for m in ms),
+    "no newline": lambda ms: sum(len(record_line(m)) for m in ms),
+    "content only": lambda ms: sum(len(m.content) for m in ms),
+    "ASCII escapes": lambda ms: sum(
+        len(record_line(m).encode("ascii", "backslashreplace")) + 1 for m in ms
+    ),
+    "one per message": len,
+    "a float": lambda ms: float(estimate_context_chars(ms)),
+}
+
+
+def test_the_package_passes_the_estimate_check() -> None:
+    assert check_estimate_context_chars(estimate_context_chars).ok
+
+
+@pytest.mark.parametrize("name", WRONG_ESTIMATES)
+def test_every_plausible_wrong_estimate_fails(name: str) -> None:
+    assert not check_estimate_context_chars(WRONG_ESTIMATES[name]).ok, name
+
+
+def test_utf8_bytes_are_not_characters() -> None:
+    assert failed(check_estimate_context_chars(WRONG_ESTIMATES["UTF-8 bytes"])) == [
+        "章节的那张图",
+        "中文和 emoji 各算一个字符",
+        "内容里的换行和引号按转义后的字符数算",
+    ]
+
+
+def reader_trim(messages: Sequence[Message], max_chars: int, mistake: str = "") -> list[Message]:
+    """The chapter's trimContext, as a reader writes it; `mistake` plants one known error."""
+    units = context_units(messages)
+    if not units and mistake != "empty is []":
+        raise ValueError("context budget cannot be empty")
+    kept: list[Message] = []
+    used = 0
+    for unit in reversed(units):
+        size = estimate_context_chars(unit)
+        fits = used + size < max_chars if mistake == "strict <" else used + size <= max_chars
+        if not fits:
+            if mistake == "skip what does not fit":
+                continue
+            break
+        kept = [*unit, *kept] if mistake != "oldest first" else [*kept, *unit]
+        used += size
+    if not kept and units and mistake != "nothing fits is []":
+        raise ValueError("context budget cannot contain the smallest consistent message unit")
+    return kept
 
 
 def per_message_trim(messages: Sequence[Message], max_chars: int) -> list[Message]:
@@ -67,18 +203,37 @@ def per_message_trim(messages: Sequence[Message], max_chars: int) -> list[Messag
     return kept
 
 
-def test_per_message_trimming_fails_the_half_pair_and_error_cases() -> None:
+TRIM_MISTAKES = [
+    "empty is []",
+    "strict <",
+    "skip what does not fit",
+    "oldest first",
+    "nothing fits is []",
+]
+
+
+def test_the_package_and_a_faithful_reader_pass_the_trim_check() -> None:
+    assert check_trim_context(trim_context).ok
+    assert check_trim_context(reader_trim).ok
+
+
+@pytest.mark.parametrize("mistake", TRIM_MISTAKES)
+def test_every_plausible_wrong_trim_fails(mistake: str) -> None:
+    assert not check_trim_context(lambda m, n: reader_trim(m, n, mistake)).ok, mistake
+
+
+def test_per_message_trimming_fails_the_half_unit_and_error_cases() -> None:
     names = failed(check_trim_context(per_message_trim))
-    assert "budget 100: the newest unit does not fit" in names
-    assert "never half a unit: 200 holds both results but not their assistant" in names
-    assert "nothing to send: budget cannot be empty" in names
-    assert "budget holds everything" not in names
+    assert "不拆单元：装得下两个结果、装不下它们的 assistant" in names
+    assert "差一个字符装不下最新的单元：报错" in names
+    assert "没有可发的：预算不能为空" in names
+    assert "预算装得下全部" not in names
 
 
 def test_a_missing_error_is_described_by_its_message_not_its_type() -> None:
     details = {r.name: r.detail for r in check_trim_context(per_message_trim).results}
-    assert details["nothing to send: budget cannot be empty"] == (
-        "should raise an error with the message 'context budget cannot be empty', but returned []"
+    assert details["没有可发的：预算不能为空"] == (
+        "应当抛出消息为 'context budget cannot be empty' 的错误，但实际返回了 []"
     )
 
 
@@ -93,22 +248,96 @@ def test_any_exception_type_with_the_chapters_phrase_passes() -> None:
 
 
 def test_a_skipping_trim_fails_the_stop_case() -> None:
-    def skipping(messages: Sequence[Message], max_chars: int) -> list[Message]:
-        kept = trim_context(messages, max_chars)
-        rest = messages[: len(messages) - len(kept)]
-        if rest and estimate_context_chars([rest[0], *kept]) <= max_chars:
-            return [rest[0], *kept]  # jumps over a unit that did not fit
-        return kept
+    report = check_trim_context(lambda m, n: reader_trim(m, n, "skip what does not fit"))
+    assert "遇到第一个装不下的单元就停，不跳过" in failed(report)
+    assert "预算恰好等于整段历史" not in failed(report)
 
-    assert failed(check_trim_context(skipping)) == [
-        "stop at the first unit that does not fit, skip nothing"
+
+# --- 06 context_max_chars ----------------------------------------------------------------------
+
+
+def test_request_three_keeps_the_question_from_the_whole_memory_on() -> None:
+    least = smallest_budget_keeping_question()
+    assert least == 750  # notebook 06's figure: 7 messages in memory at request 3
+    for budget in (least, least + 1, 10**6):
+        assert check_context_max_chars(budget).ok, budget
+    assert check_context_max_chars(least, smallest=True).ok
+
+
+@pytest.mark.parametrize("wrong", [700, 749, 50, 1, 0, -750, True, "750", 750.0, None])
+def test_every_wrong_budget_fails(wrong: Any) -> None:
+    assert not check_context_max_chars(wrong).ok
+
+
+def test_a_budget_above_the_least_fails_only_when_the_least_is_asked_for() -> None:
+    report = check_context_max_chars(751, smallest=True)
+    assert [r.passed for r in report.results] == [True, False]
+    assert report.results[1].detail == "还有更小的预算也做得到"
+
+
+def test_the_budget_report_lists_what_each_request_sent() -> None:
+    report = check_context_max_chars(700)
+    assert repr(report).splitlines() == [
+        "context_max_chars = 700：1 个用例，通过 0 个",
+        "  第 1 次请求：磁盘上 1 条消息，63 字符；发出 1 条消息，63 字符（预算 700）：发出 #0 到 #0，带着提问",
+        "  第 2 次请求：磁盘上 4 条消息，389 字符；发出 4 条消息，389 字符（预算 700）：发出 #0 到 #3，带着提问",
+        "  第 3 次请求：磁盘上 7 条消息，750 字符；发出 6 条消息，687 字符（预算 700）：发出 #1 到 #6，提问被裁掉",
+        "  FAIL 第 3 次请求仍然带着用户的提问（#0 user） — "
+        "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息",
     ]
 
 
-def test_utf8_bytes_are_not_characters() -> None:
-    def utf8(messages: Sequence[Message]) -> int:
-        return sum(len(record_line(m).encode()) + 1 for m in messages)
+def test_a_budget_below_the_newest_unit_reports_the_chapters_error() -> None:
+    (result,) = check_context_max_chars(50).results
+    assert result.detail == "context budget cannot contain the smallest consistent message unit"
 
-    assert failed(check_estimate_context_chars(utf8)) == [
-        "Chinese and emoji count one character each"
-    ]
+
+# --- 07 record() ------------------------------------------------------------------------------
+
+
+def disk_first(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+    if session_path is not None:
+        append_session(session_path, message)
+    messages.append(message)
+
+
+def test_the_reference_record_passes_and_so_does_disk_first() -> None:
+    assert check_record(reference_record).ok
+    assert check_record(disk_first).ok  # the order is not what the check judges
+
+
+@pytest.mark.parametrize("name", [name for name, _ in buggy.WRONG_RECORDS])
+def test_every_wrong_record_fails(name: str) -> None:
+    wrong = dict(buggy.WRONG_RECORDS)[name]
+    assert not check_record(wrong).ok, name
+
+
+def test_the_seeded_bug_shows_only_without_a_session_path() -> None:
+    report = check_record(buggy.seeded_record)
+    assert failed(report) == ["没有 session_path：只记在内存里"]
+    assert report.results[2].detail == (
+        "第 1 次 record（user）之后，内存应当有 1 条 [#0 user]，实际有 0 条 []"
+    )
+
+
+def test_a_record_that_crashes_is_a_failed_case_not_a_crashed_check() -> None:
+    def crashes(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+        raise KeyError("oops")
+
+    report = check_record(crashes)
+    assert failed(report)[:3] == [r.name for r in report.results][:3]
+    assert report.results[0].detail == "第 1 次 record（user）抛出了 KeyError: 'oops'"
+
+
+def test_the_record_check_leaves_no_file_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert tempfile.gettempdir() == str(tmp_path)  # the checks' folders go here
+    check_record(buggy.swallows_disk_errors)
+    check_context_max_chars(750)
+    assert list(tmp_path.iterdir()) == []
+    assert demo06.FIRST_RUN.context_max_chars == 700

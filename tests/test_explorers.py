@@ -25,6 +25,8 @@ from mini_agent.teaching.explorer_logic import (
 )
 from mini_agent.teaching.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
 from mini_agent.teaching.samples import chapter_picture, sample_session, sample_session_text
+from mini_agent.teaching.style import palette
+from mini_agent.teaching.text import request_line
 from mini_agent.teaching.trace import label, scan_steps
 from mini_agent.teaching.views import SessionView, TrimView
 
@@ -79,8 +81,8 @@ def test_editor_names_the_physical_line_of_broken_json() -> None:
     editor.text.value = "\n".join(lines)
     first, second = editor.summary.splitlines()
     assert first.startswith("invalid session JSON at line 2: ")
-    assert second == "  line 2: " + lines[1]
-    assert "#fee2e2" in editor.view.value  # the bad line is highlighted
+    assert second == "  第 2 行：" + lines[1]
+    assert palette().marked_line in editor.view.value  # the bad line is highlighted
 
 
 def test_editor_counts_blank_lines_as_an_editor_does() -> None:
@@ -109,11 +111,11 @@ def test_editor_recovers_when_the_line_is_fixed() -> None:
 def test_the_stepper_shows_the_chapters_drawing_step_by_step() -> None:
     messages = multi_tool_history()
     steps = list(scan_steps(messages))
-    assert scan_position_text(messages, steps, 0) == "start: index=3, units = []"
+    assert scan_position_text(messages, steps, 0) == "开始：index=3，units = []"
     assert scan_position_text(messages, steps, 1) == repr(steps[0])
     assert scan_position_text(messages, steps, 2).splitlines() == [
         *repr(steps[1]).splitlines(),
-        "done: 2 units; reversed, they are filled newest first: "
+        "完成：共 2 个单元；trim_context 从最新的单元往前装，顺序是 "
         "[ [assistant(a,b), tool a, tool b], [user] ]",
     ]
 
@@ -131,20 +133,21 @@ def test_an_orphan_result_stays_alone_and_no_assistant_is_invented() -> None:
     stepper.position.value = 4
     step = stepper.step
     assert step is not None and step.index == 9 and step.found is None and step.start == 9
-    assert "no assistant declares id=lost-1: an orphan" in stepper.summary
+    assert "没有 assistant 声明 id=lost-1，是孤立结果" in stepper.summary
 
 
 def test_stepper_next_prev_and_play_move_one_position() -> None:
     stepper = UnitScanStepper(multi_tool_history())
     assert stepper.prev.disabled and not stepper.next.disabled
     stepper.next.click()
-    assert stepper.summary.startswith("step 1: index=3 tool b")
+    assert stepper.summary.startswith("第 1 步：index=3 tool b")
     assert stepper.step is not None and stepper.step.found == 1
-    assert "#fef3c7" in stepper.view.value and "#ede9fe" in stepper.view.value
+    colours = palette()
+    assert colours.searched in stepper.view.value and colours.found_fill in stepper.view.value
     stepper.next.click()
     assert stepper.next.disabled
     assert stepper.summary.splitlines()[-1] == (
-        "done: 2 units; reversed, they are filled newest first: "
+        "完成：共 2 个单元；trim_context 从最新的单元往前装，顺序是 "
         "[ [assistant(a,b), tool a, tool b], [user] ]"
     )
     stepper.next.click()  # at the end: stays
@@ -152,7 +155,7 @@ def test_stepper_next_prev_and_play_move_one_position() -> None:
     stepper.prev.click()
     assert stepper.position.value == 1
     stepper.play.value = 0  # the play control drives the same position
-    assert stepper.position.value == 0 and stepper.summary == "start: index=3, units = []"
+    assert stepper.position.value == 0 and stepper.summary == "开始：index=3，units = []"
 
 
 # Budget slider ---------------------------------------------------------------------------
@@ -165,15 +168,15 @@ def test_budget_slider_shows_what_trim_context_keeps() -> None:
     assert explorer.trim.kept == kept
     assert explorer.summary == repr(TrimView(sample_session(), 800))
     assert explorer.summary.splitlines()[0] == (
-        "budget 800 chars: kept 5 of 10 units, 7 of 15 messages, 675 chars used"
+        "预算 800 字符：保留 5/10 个单元、7/15 条消息，用了 651 字符"
     )
     assert explorer.view.value == TrimView(sample_session(), 800)._repr_html_()
 
 
 def test_budget_slider_stops_at_the_first_unit_that_does_not_fit() -> None:
-    explorer = BudgetExplorer(max_chars=400)  # the 372-char tool unit does not fit after 73
+    explorer = BudgetExplorer(max_chars=400)  # the 348-char tool unit does not fit after 73
     assert explorer.summary.splitlines()[0] == (
-        "budget 400 chars: kept 1 of 10 units, 1 of 15 messages, 73 chars used"
+        "预算 400 字符：保留 1/10 个单元、1/15 条消息，用了 73 字符"
     )
 
 
@@ -181,9 +184,9 @@ def test_budget_slider_shows_the_chapters_error_below_the_newest_unit() -> None:
     explorer = BudgetExplorer()
     explorer.slider.value = 72  # the newest unit takes 73
     assert explorer.summary.splitlines()[0] == (
-        "budget 72 chars: context budget cannot contain the smallest consistent message unit"
+        "预算 72 字符：context budget cannot contain the smallest consistent message unit"
     )
-    assert "#dc2626" in explorer.view.value
+    assert palette().error in explorer.view.value
 
 
 def test_budget_slider_spans_one_char_to_the_whole_session() -> None:
@@ -197,14 +200,14 @@ def test_budget_slider_on_a_long_session_draws_only_the_units_around_the_cut() -
     messages = sample_session() * 20  # 300 messages, 200 units
     explorer = BudgetExplorer(messages, max_chars=5000, window=3)
     every_row = repr(TrimView(messages, 5000)).splitlines()[1:]
-    cut = next(i for i, row in enumerate(every_row) if row.startswith("  kept"))
+    cut = next(i for i, row in enumerate(every_row) if row.startswith("  保留"))
     units = context_units(messages)
     older, newer = units[: cut - 3], units[cut + 3 :]
     assert explorer.summary.splitlines() == [
         TrimView(messages, 5000).summary(),
-        f"  … {len(older)} older units dropped, {sum(map(estimate_context_chars, older))} chars",
+        f"  … 更早的 {len(older)} 个单元已丢弃，共 {sum(map(estimate_context_chars, older))} 字符",
         *every_row[cut - 3 : cut + 3],
-        f"  … {len(newer)} newer units kept, {sum(map(estimate_context_chars, newer))} chars",
+        f"  … 更新的 {len(newer)} 个单元已保留，共 {sum(map(estimate_context_chars, newer))} 字符",
     ]
     assert explorer.view.value.count("border-radius:6px") == 6  # six unit boxes drawn
 
@@ -215,7 +218,7 @@ def test_budget_slider_on_a_long_session_draws_only_the_units_around_the_cut() -
 def test_run_stepper_puts_each_request_beside_the_disk_at_that_moment() -> None:
     stepper = RunStepper()
     titles = [frame.title for frame in stepper.frames]
-    assert titles == ["before the run", "request 1", "request 2", "after the run"]
+    assert titles == ["运行前", "第 1 次请求", "第 2 次请求", "运行后"]
     for frame in stepper.frames[1:-1]:
         on_disk = parse_session_text("\n".join(frame.disk_lines))
         assert frame.sent == tuple(trim_context(on_disk, 600))
@@ -226,14 +229,12 @@ def test_run_stepper_marks_the_lines_the_model_received() -> None:
     stepper = RunStepper()
     stepper.next.click()
     stepper.next.click()
-    assert stepper.frame.title == "request 2"
+    assert stepper.frame.title == "第 2 次请求"
     lines = stepper.summary.splitlines()
-    assert lines[0] == (
-        "request 2: session.jsonl has 8 lines; "
-        "the model received 5 messages (budget 600, 482 chars)"
-    )
+    assert lines[0] == request_line(2, stepper.frame.disk, stepper.frame.sent or (), 600)
+    assert lines[0] == "第 2 次请求：磁盘上 8 条消息，746 字符；发出 5 条消息，472 字符（预算 600）"
     assert [line[2] for line in lines[1:]] == [" ", " ", " ", ">", ">", ">", ">", ">"]
-    assert "Reading both files." in stepper.sent.value
+    assert "两个文件都读一下。" in stepper.sent.value
 
 
 def test_run_stepper_without_budget_sends_everything() -> None:
@@ -244,21 +245,21 @@ def test_run_stepper_without_budget_sends_everything() -> None:
     assert requests[-1].sent is not None
     assert requests[-1].sent[-1] == ToolMessage("x", "unknown tool: missing", is_error=True)
     stepper.position.value = 2
-    assert "(no budget, " in stepper.summary
+    assert stepper.summary.splitlines()[0].endswith("（不设预算）")
 
 
 def test_a_frame_whose_input_is_not_the_disks_tail_is_not_marked() -> None:
     line = record_line(UserMessage("on disk"))
-    frame = RunFrame("request 1", (line,), (UserMessage("something else"),))
+    frame = RunFrame("第 1 次请求", (line,), (UserMessage("something else"),), 1)
     assert frame.first_sent_line is None
 
 
 def test_an_empty_session_steps_nowhere_and_has_no_context() -> None:
     stepper = UnitScanStepper([])
     assert stepper.next.disabled and stepper.prev.disabled
-    assert stepper.summary == "start: index=-1, units = []"
+    assert stepper.summary == "开始：index=-1，units = []"
     budget = BudgetExplorer([])
-    assert budget.summary == "budget 1 chars: context budget cannot be empty"
+    assert budget.summary == "预算 1 字符：context budget cannot be empty"
 
 
 # What every explorer promises ------------------------------------------------------------
@@ -270,6 +271,37 @@ def test_explorer_shows_its_summary_as_plain_text(make: type) -> None:
     bundle = explorer._repr_mimebundle_()
     assert bundle["text/plain"] == explorer.summary == repr(explorer)
     assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+@pytest.mark.parametrize("make", [SessionEditor, UnitScanStepper, BudgetExplorer, RunStepper])
+def test_a_reader_without_a_kernel_sees_a_static_view(make: type) -> None:
+    bundle = make()._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert html.startswith('<pre class="explorer-summary"') or 'class="mini-agent-view"' in html
+    assert len(html) > 200  # the view itself, not a placeholder
+
+
+@pytest.mark.parametrize("make", [SessionEditor, UnitScanStepper, BudgetExplorer, RunStepper])
+def test_two_displays_differ_only_in_the_widget_model_id(make: type) -> None:
+    first, second = make()._repr_mimebundle_(), make()._repr_mimebundle_()
+    key = "application/vnd.jupyter.widget-view+json"
+    assert first[key]["model_id"] != second[key]["model_id"]
+    first[key].pop("model_id"), second[key].pop("model_id")
+    assert first == second
+
+
+def test_the_steppers_static_views_show_every_step() -> None:
+    scan = UnitScanStepper(multi_tool_history())._repr_mimebundle_()["text/html"]
+    assert scan.count("第 1 步") == 1 and scan.count("第 2 步") == 1
+    run = RunStepper()._repr_mimebundle_()["text/html"]
+    assert all(title in run for title in ("运行前", "第 1 次请求", "第 2 次请求", "运行后"))
+
+
+def test_widget_labels_are_chinese() -> None:
+    stepper = UnitScanStepper()
+    assert (stepper.prev.description, stepper.next.description) == ("◀ 上一步", "下一步 ▶")
+    assert stepper.position.description == "步骤"
+    assert RunStepper().position.description == "时刻"
 
 
 def test_driving_explorers_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:

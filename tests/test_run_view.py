@@ -15,6 +15,8 @@ from mini_agent import (
     estimate_context_chars,
     run_agent,
 )
+from mini_agent.teaching.style import palette
+from mini_agent.teaching.text import request_line
 from mini_agent.teaching.views import RunView, ScanView, align_requests
 
 from .helpers import multi_tool_history
@@ -22,16 +24,18 @@ from .helpers import multi_tool_history
 
 def test_scan_view_lists_each_step_under_the_history() -> None:
     text = repr(ScanView(multi_tool_history())).splitlines()
-    assert text[0] == "history: [user] [assistant(a,b)] [tool a] [tool b]"
-    assert text[1].startswith("step 1: index=3 tool b")
-    assert text[3].startswith("step 2: index=0 user")
+    assert text[0] == "历史：[user] [assistant(a,b)] [tool a] [tool b]"
+    assert text[1].startswith("第 1 步：index=3 tool b")
+    assert text[3].startswith("第 2 步：index=0 user")
 
 
 def test_scan_view_html_marks_current_found_and_searched_messages() -> None:
     html = ScanView(multi_tool_history()).step_html(1)
-    assert html.count("outline:3px solid #f59e0b") == 1  # the current message
-    assert html.count("outline:3px solid #7c3aed") == 1  # the declaring assistant
-    assert html.count("background:#fef3c7") == 1  # tool a, searched past
+    colours = palette()
+    assert html.count(f"outline:3px solid {colours.current}") == 1  # the current message
+    assert html.count(f"outline:3px solid {colours.found}") == 1  # the declaring assistant
+    assert html.count(f"background:{colours.searched}") == 1  # tool a, searched past
+    assert "opacity" not in ScanView(multi_tool_history()).step_html(2)  # cut: still legible
 
 
 def test_align_finds_each_trimmed_request_in_the_file() -> None:
@@ -72,11 +76,26 @@ def test_run_view_marks_sent_trimmed_and_not_yet_written(tmp_path: Path) -> None
 
 def test_run_view_text_has_one_row_per_message_on_disk(tmp_path: Path) -> None:
     path, client = two_turn_run(tmp_path, None)
-    text = repr(RunView.of(path, client)).splitlines()
-    assert text[0].startswith("on disk: 4 messages")
-    assert "2 requests sent: 1 of 1" in text[0]
-    assert [row.split()[1] for row in text[2:]] == ["user", "assistant(c1)", "tool", "assistant"]
-    assert "request 2" in RunView.of(path, client)._repr_html_()
+    view = RunView.of(path, client)
+    text = repr(view).splitlines()
+    assert text[:3] == [
+        f"磁盘上 4 条消息，{estimate_context_chars(view.disk)} 字符；模型共收到 2 次请求",
+        "  " + request_line(1, view.disk[:1], view.disk[:1]),
+        "  " + request_line(2, view.disk[:3], view.disk[:3]),
+    ]
+    assert text[3].split() == ["#", "消息", "字符", "r1", "r2"]
+    assert [row.split()[1] for row in text[4:]] == ["user", "assistant(c1)", "tool", "assistant"]
+    assert "请求 2" in view._repr_html_()
+
+
+def test_run_view_says_the_budget_when_told_it(tmp_path: Path) -> None:
+    path, client = two_turn_run(tmp_path, 1000)
+    lines = RunView.of(path, client, budget=1000).summary().splitlines()
+    chars = estimate_context_chars([UserMessage("hello " * 20)])
+    assert (
+        lines[1]
+        == f"  第 1 次请求：磁盘上 1 条消息，{chars} 字符；发出 1 条消息，{chars} 字符（预算 1000）"
+    )
 
 
 def test_run_view_spans_a_restart(tmp_path: Path) -> None:

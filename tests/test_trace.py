@@ -33,9 +33,8 @@ def test_the_chapters_picture_takes_two_steps_as_drawn() -> None:
 def test_step_repr_reads_like_the_chapters_drawing() -> None:
     first = next(scan_steps(multi_tool_history()))
     assert repr(first) == (
-        "step 1: index=3 tool b: looks back for id=b, finds the assistant at index=1: "
-        "slice(1, 4) is one unit\n"
-        "    units = [ [assistant(a,b), tool a, tool b] ]; index -> 0"
+        "第 1 步：index=3 tool b：往回找 id=b，在 index=1 找到 assistant，slice(1, 4) 是一个单元\n"
+        "    units = [ [assistant(a,b), tool a, tool b] ]；index -> 0"
     )
 
 
@@ -45,7 +44,9 @@ def test_an_orphan_result_is_its_own_unit_after_a_full_search() -> None:
     assert step.is_orphan and step.found is None
     assert step.looked_at == (0,)
     assert step.unit == (history[1],)
-    assert "an orphan" in step.explain()
+    assert step.explain() == (
+        "index=1 tool x：往回找遍也没有 assistant 声明 id=x，是孤立结果，自成一个单元"
+    )
 
 
 def test_the_nearest_declaring_assistant_wins() -> None:

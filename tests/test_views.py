@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from mini_agent.teaching.style import palette, set_display
+from mini_agent.teaching.text import english
 from mini_agent.teaching.trace import label
 from mini_agent.teaching.views import (
     FileView,
+    RunView,
+    ScanView,
     SessionView,
     SideBySide,
     Table,
@@ -39,7 +47,7 @@ def test_shorten_makes_control_characters_visible_and_clips() -> None:
 def test_session_view_lists_every_message() -> None:
     assert repr(SessionView(multi_tool_history())) == "\n".join(
         [
-            "4 messages, 353 chars",
+            "4 条消息，353 字符",
             "  [0] user             read two files",
             '  [1] assistant(a,b)   reading both → a:read({"path":"a.txt"}), b:read({"path":"b.txt"})',
             "  [2] tool a           contents of a",
@@ -56,18 +64,20 @@ def test_session_view_lines_up_two_digit_indexes() -> None:
 
 def test_units_view_says_one_unit_in_the_singular() -> None:
     view = UnitsView.of([UserMessage("alone")])
-    assert repr(view).splitlines()[0] == "1 unit"
-    assert "<p>1 unit</p>" in view._repr_html_()
+    assert repr(view).splitlines()[0] == "1 个单元"
+    assert "<p>1 个单元</p>" in view._repr_html_()
+    with english():  # the CLI's wording
+        assert repr(view).splitlines()[0] == "1 unit"
 
 
 def test_units_view_boxes_each_unit() -> None:
     view = UnitsView.of(history())
     assert repr(view) == "\n".join(
         [
-            "3 units",
-            "  unit 1: [user]  41 chars",
-            "  unit 2: [user]  43 chars",
-            "  unit 3: [assistant(a,b) | tool a | tool b]  310 chars",
+            "3 个单元",
+            "  单元 1: [user]  41 字符",
+            "  单元 2: [user]  43 字符",
+            "  单元 3: [assistant(a,b) | tool a | tool b]  310 字符",
         ]
     )
     assert view._repr_html_().count("border-radius:6px") == 3  # one box per unit
@@ -78,20 +88,25 @@ def test_trim_view_marks_kept_and_dropped_units() -> None:
     assert view.kept == history()[1:]
     assert view.error is None
     assert repr(view).splitlines() == [
-        "budget 360 chars: kept 2 of 3 units, 4 of 5 messages, 353 chars used",
-        "  dropped unit 1: [user]  41 chars",
-        "  kept    unit 2: [user]  43 chars",
-        "  kept    unit 3: [assistant(a,b) | tool a | tool b]  310 chars",
+        "预算 360 字符：保留 2/3 个单元、4/5 条消息，用了 353 字符",
+        "  丢弃 单元 1: [user]  41 字符",
+        "  保留 单元 2: [user]  43 字符",
+        "  保留 单元 3: [assistant(a,b) | tool a | tool b]  310 字符",
     ]
+    with english():  # what `mini-agent trim` prints
+        assert repr(view).splitlines()[:2] == [
+            "budget 360 chars: kept 2 of 3 units, 4 of 5 messages, 353 chars used",
+            "  dropped unit 1: [user]  41 chars",
+        ]
 
 
 def test_trim_view_shows_the_chapters_error_when_nothing_fits() -> None:
     view = TrimView(history(), 100)
     assert view.kept is None
     assert view.summary() == (
-        "budget 100 chars: context budget cannot contain the smallest consistent message unit"
+        "预算 100 字符：context budget cannot contain the smallest consistent message unit"
     )
-    assert "#dc2626" in view._repr_html_()
+    assert f"color:{palette().error}" in view._repr_html_()
 
 
 def test_html_is_escaped() -> None:
@@ -117,18 +132,18 @@ def test_table_aligns_chinese_and_ascii_columns() -> None:
         "合法 user  UserMessage(content='x')",
         "role 未知  None",
     ]
-    assert "<code>None</code>" in table._repr_html_()
+    assert ">None</code>" in table._repr_html_()
 
 
 def test_file_view_numbers_physical_lines_and_marks_one() -> None:
     view = FileView('{"a":1}\n\n[1,', "s.jsonl", mark=3)
     assert repr(view).splitlines() == [
-        "s.jsonl: 3 lines, 12 chars, no newline at end of file",
+        "s.jsonl：3 行，12 字符，文件末尾没有换行",
         '   1 | {"a":1}',
         "   2 |",
         ">  3 | [1,",
     ]
-    assert view._repr_html_().count("#fee2e2") == 1
+    assert view._repr_html_().count(palette().marked_line) == 1
 
 
 def test_file_view_of_a_path_shows_only_the_file_name(tmp_path: Path) -> None:
@@ -137,23 +152,23 @@ def test_file_view_of_a_path_shows_only_the_file_name(tmp_path: Path) -> None:
     view = FileView.of(path)
     assert view.lines == ["x"]
     assert str(tmp_path) not in repr(view) + view._repr_html_()
-    assert repr(FileView("")) == "0 lines, 0 chars"
+    assert repr(FileView("")) == "0 行，0 字符"
 
 
 def test_side_by_side_shows_every_panel_in_text_and_html() -> None:
     both = SideBySide(("disk", FileView("x\n")), ("model", [1]))
-    assert repr(both) == "── disk ──\n1 line, 2 chars\n   1 | x\n\n── model ──\n[1]"
+    assert repr(both) == "── disk ──\n1 行，2 字符\n   1 | x\n\n── model ──\n[1]"
     html = both._repr_html_()
-    assert "<h4>disk</h4>" in html and "<pre>[1]</pre>" in html
+    assert "<h4>disk</h4>" in html and "<pre style='font-size:1em'>[1]</pre>" in html
 
 
 def test_unit_numbers_line_up_from_ten_units_on() -> None:
     many: list[Message] = [UserMessage(f"q{n}") for n in range(10)]
     rows = repr(UnitsView.of(many)).splitlines()
-    assert rows[1].startswith("  unit  1: [user]") and rows[10].startswith("  unit 10: [user]")
+    assert rows[1].startswith("  单元  1: [user]") and rows[10].startswith("  单元 10: [user]")
     trim_rows = repr(TrimView(many, 10_000)).splitlines()
-    assert trim_rows[1].startswith("  kept    unit  1:") and trim_rows[10].startswith(
-        "  kept    unit 10:"
+    assert trim_rows[1].startswith("  保留 单元  1:") and trim_rows[10].startswith(
+        "  保留 单元 10:"
     )
 
 
@@ -163,3 +178,86 @@ def test_visible_line_escapes_only_what_cannot_be_seen() -> None:
     line = '{"role":"user","content":"a\\\\b 中\tc\x01\x7f\u2028"}'
     assert visible_line(line) == '{"role":"user","content":"a\\\\b 中\\tc\\x01\\x7f\\u2028"}'
     assert visible_line("x" * 100, 10) == "x" * 9 + "…"
+
+
+# --- a projector: scale, contrast, alignment, legible dropped units -----------------------
+
+
+@pytest.fixture
+def projector() -> Iterator[None]:
+    set_display(1.5, "high")
+    yield
+    set_display()
+
+
+def every_view() -> list[object]:
+    messages = history()
+    return [
+        SessionView(messages),
+        UnitsView.of(messages),
+        TrimView(messages, 360),
+        ScanView(messages),
+        RunView(messages, [messages[:1], messages]),
+        FileView("x\n"),
+        Table(["a"], [["b"]]),
+        SideBySide(("x", FileView("y\n"))),
+    ]
+
+
+def test_every_view_draws_at_the_display_scale_and_contrast(projector: None) -> None:
+    for view in every_view():
+        html = view._repr_html_()  # type: ignore[attr-defined]
+        assert html.startswith('<div class="mini-agent-view" style="font-size:calc('), view
+        assert "font-size:calc(var(--jp-content-font-size1, 14px) * 1.5)" in html, view
+        assert "color:#000000" in html, view  # the high-contrast text colour
+    set_display()
+    for view in every_view():
+        html = view._repr_html_()  # type: ignore[attr-defined]
+        assert "* 1);" in html and "* 1.5)" not in html, view
+
+
+def test_a_view_inside_a_view_is_not_scaled_twice(projector: None) -> None:
+    # sizes are the notebook's text size times the scale, never a share of the parent's
+    html = SideBySide(("a", SessionView(history())))._repr_html_()
+    assert html.count("font-size:calc(") == 2
+    assert "%" not in "".join(re.findall(r"font-size:[^;'\"]*", html))
+
+
+def test_code_and_tables_follow_the_scale_as_jupyterlab_would_not() -> None:
+    for view in every_view():
+        html = view._repr_html_()  # type: ignore[attr-defined]
+        assert "<code>" not in html and "<table>" not in html and "<pre>" not in html, view
+
+
+def test_the_display_switch_leaves_the_plain_text_alone(projector: None) -> None:
+    texts = [repr(view) for view in every_view()]
+    set_display()
+    assert texts == [repr(view) for view in every_view()]
+
+
+def test_a_bad_display_setting_is_refused() -> None:
+    with pytest.raises(ValueError, match="scale"):
+        set_display(40)
+    with pytest.raises(ValueError, match="contrast"):
+        set_display(1, "loud")  # type: ignore[arg-type]
+
+
+def test_message_cells_are_left_aligned_as_jupyterlab_would_not() -> None:
+    for view in (SessionView(history()), RunView(history(), [history()])):
+        cells = re.findall(r"<td style='([^']*)'>(?:<span|<code)", view._repr_html_())
+        assert cells and all("text-align:left" in style for style in cells)
+
+
+def test_dropped_units_are_dashed_not_faded() -> None:
+    html = TrimView(history(), 360)._repr_html_()
+    assert "opacity" not in html
+    assert html.count("border-style:dashed") == 1  # unit 1, the one dropped
+    assert f"color:{palette().dropped_text}" in html
+
+
+def test_the_cli_wording_is_english_and_the_notebooks_chinese() -> None:
+    view = SessionView(multi_tool_history())
+    assert repr(view).startswith("4 条消息，353 字符")
+    with english():
+        assert repr(view).startswith("4 messages, 353 chars")
+    assert repr(view).startswith("4 条消息")  # the switch ends with the block

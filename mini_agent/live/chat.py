@@ -16,11 +16,12 @@ from typing import TextIO
 
 from ..agent import AgentTurnLimitError, run_agent
 from ..arguments import positive_float, positive_int
-from ..context import ContextBudgetError, estimate_context_chars
+from ..context import ContextBudgetError
 from ..json_form import JSON, stringify
 from ..messages import Message
 from ..model_client import ModelClient, StreamEvent, TextDelta
 from ..session import load_session
+from ..teaching.text import ENGLISH, request_line
 from ..tools import Tool, as_object
 from .openai_client import (
     DEFAULT_API_KEY_ENV,
@@ -87,18 +88,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def request_summary(
-    number: int, messages: Sequence[Message], context: Sequence[Message], budget: int | None
-) -> str:
-    """One line: what is on disk beside what this request sends."""
-    limit = f"budget {budget}" if budget is not None else "no budget"
-    return (
-        f"[request {number}] on disk: {len(messages)} messages, "
-        f"{estimate_context_chars(messages)} chars; sent: {len(context)} messages, "
-        f"{estimate_context_chars(context)} chars ({limit})"
-    )
-
-
 class _Echo:
     """Passes a client's events on, writing text to `out` as it streams in."""
 
@@ -147,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     def summarise(messages: Sequence[Message], context: Sequence[Message]) -> None:
         nonlocal requests
         requests += 1
-        notes.write(request_summary(requests, messages, context, budget) + "\n")
+        notes.write(request_line(requests, messages, context, budget, ENGLISH) + "\n")
         notes.flush()
 
     with live:

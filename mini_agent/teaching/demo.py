@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,25 +20,18 @@ from ..arguments import positive_int
 from ..context import ContextBudgetError, estimate_context_chars
 from ..json_form import JSON
 from ..messages import AssistantMessage, Message, ToolCall, UserMessage
-from ..model_client import ScriptedClient, StreamEvent
-from ..session import PathLike, load_session
+from ..model_client import ScriptedClient
+from ..session import load_session
 from ..tools import Tool, as_object
+from .samples import file_reader
+from .text import ENGLISH, request_line
 from .views import shorten
+from .watch import DiskWatchingClient, Watched
 
 FILES = {
     "plan.txt": "load the session, then trim the context to the budget",
     "notes.txt": "budget: whole units only; the session on disk stays complete",
 }
-
-
-def _read(value: JSON) -> str:
-    arguments = as_object(value)
-    path = arguments.get("path") if arguments is not None else None
-    if not isinstance(path, str):
-        raise ValueError("read needs {path: string}")
-    if path not in FILES:
-        raise FileNotFoundError(f"no such file: {path}")
-    return FILES[path]
 
 
 def _grep(value: JSON) -> str:
@@ -51,7 +44,7 @@ def _grep(value: JSON) -> str:
 
 
 TOOLS = (
-    Tool("read", "read one of the demo's files", _read),
+    Tool("read", "read one of the demo's files", file_reader(FILES)),
     Tool("grep", "find the demo files whose text holds a pattern", _grep),
 )
 
@@ -104,36 +97,6 @@ def script_for(history: Sequence[Message]) -> Script:
     return SCRIPTS[runs % len(SCRIPTS)]
 
 
-@dataclass(frozen=True)
-class Request:
-    """One model request: the session on disk at that moment, and what the model was sent."""
-
-    disk: tuple[Message, ...]
-    sent: tuple[Message, ...]
-
-    def describe(self, number: int) -> str:
-        first = len(self.disk) - len(self.sent) + 1
-        return (
-            f"request {number}: on disk {len(self.disk)} messages, "
-            f"{estimate_context_chars(self.disk)} chars | sent messages {first}-{len(self.disk)}"
-            f", {estimate_context_chars(self.sent)} chars"
-        )
-
-
-class DiskWatchingClient:
-    """A `ScriptedClient` that also reads the session file at every request."""
-
-    def __init__(self, turns: Sequence[AssistantMessage], session: PathLike) -> None:
-        self.scripted = ScriptedClient(turns)
-        self.session = session
-        self.requests: list[Request] = []
-
-    def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
-        disk = load_session(self.session)
-        self.requests.append(Request(tuple(disk), tuple(messages)))
-        return self.scripted.stream(messages, tools)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session", required=True, metavar="FILE", help="the session file")
     parser.add_argument(
@@ -148,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.session)
     before = load_session(path)
     script = script_for(before)
-    client = DiskWatchingClient(script.turns, path)
+    client = DiskWatchingClient(ScriptedClient(script.turns), path)
     print(f"{path}: {len(before)} messages on disk before this run")
     print(f"user: {shorten(script.prompt)}")
     try:
@@ -160,16 +123,16 @@ def run(args: argparse.Namespace) -> int:
             context_max_chars=args.max_chars,
         )
     except ContextBudgetError as err:
-        _print_requests(client.requests)
+        _print_requests(client.requests, args.max_chars)
         print(f"{path}: {err} (budget {args.max_chars} chars)", file=sys.stderr)
         return 1
-    _print_requests(client.requests)
+    _print_requests(client.requests, args.max_chars)
     print(f"assistant: {shorten(result.final.content)}")
     after = load_session(path)
     print(f"{path}: {len(after)} messages on disk, {estimate_context_chars(after)} chars")
     return 0
 
 
-def _print_requests(requests: Sequence[Request]) -> None:
+def _print_requests(requests: Sequence[Watched], budget: int | None) -> None:
     for number, request in enumerate(requests, start=1):
-        print(request.describe(number))
+        print(request_line(number, request.disk, request.sent, budget, ENGLISH))

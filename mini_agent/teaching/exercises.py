@@ -1,8 +1,23 @@
-"""Checks for the notebooks' exercises: run a reader's function on the chapter's cases.
+"""Checks for the notebooks' exercises: run a reader's answer on the chapter's cases.
 
-Each `check_*` function takes the reader's own implementation, runs it on a table of cases,
-compares with the package's answer, and returns a `CheckReport` that says what passed and
-what failed (and why), without raising.
+Every check is one call that returns a `CheckReport` (shown as a list of PASS/FAIL lines,
+in Chinese), never raises, and passes the package's own answer:
+
+    check_parse_session_message(fn)   01  fn(value) -> Message | None
+    check_record_line(fn)             02  fn(message) -> str (the line, no newline)
+    check_load_session(fn)            03  fn(path) -> list[Message]
+    check_context_units(fn)           04  fn(messages) -> list[list[Message]]
+    check_estimate_context_chars(fn)  05  fn(messages) -> int
+    check_trim_context(fn)            05  fn(messages, max_chars) -> list[Message]
+    check_context_max_chars(n)        06  a budget: does request 3 of 06's first run keep the
+                                          user's question? (`smallest=True`: and no smaller
+                                          budget would)
+    check_record(fn)                  07  fn(messages, session_path, message) -> None, the
+                                          loop's record(); `buggy.seeded_record` is the
+                                          exercise's wrong one
+
+`report.ok` is True when every case passed. Reports name messages by their place in the
+case's history (`#1 assistant(a,b)`) and never show a temporary path.
 """
 
 from __future__ import annotations
@@ -12,11 +27,13 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..agent import run_agent
+from ..context import ContextBudgetError
 from ..context import context_units as _context_units
 from ..context import estimate_context_chars as _estimate_context_chars
 from ..context import trim_context as _trim_context
@@ -28,8 +45,21 @@ from ..messages import (
     UserMessage,
     record_line,
 )
-from ..session import INVALID_JSON, INVALID_RECORD, load_session, parse_session_message
+from ..model_client import ScriptedClient
+from ..session import (
+    INVALID_JSON,
+    INVALID_RECORD,
+    PathLike,
+    append_session,
+    load_session,
+    parse_session_message,
+)
+from . import demo06
+from .samples import chapter_picture
+from .style import page, palette
+from .text import FAIL, PASS, request_line, words
 from .trace import label
+from .watch import DiskWatchingClient, Watched
 
 
 @dataclass(frozen=True)
@@ -43,10 +73,12 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class CheckReport:
-    """Every case of one exercise; `ok` when all passed."""
+    """Every case of one exercise; `ok` when all passed. `notes`: what the check saw on the
+    way (06's budget check lists each request), shown under the summary."""
 
     title: str
     results: tuple[CheckResult, ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -54,25 +86,27 @@ class CheckReport:
 
     def summary(self) -> str:
         passed = sum(result.passed for result in self.results)
-        return f"{self.title}: {passed} of {len(self.results)} cases passed"
+        return words().report_summary(self.title, passed, len(self.results))
 
     def __repr__(self) -> str:
-        rows = [self.summary()]
+        rows = [self.summary(), *(f"  {note}" for note in self.notes)]
         for result in self.results:
-            mark = "PASS" if result.passed else "FAIL"
+            mark = PASS if result.passed else FAIL
             rows.append(
                 f"  {mark} {result.name}" + ("" if result.passed else f" — {result.detail}")
             )
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
+        colours = palette()
+        notes = "".join(f"<div>{escape(note)}</div>" for note in self.notes)
         items = "".join(
-            f"<li style='color:{'#059669' if r.passed else '#dc2626'}'>"
-            f"{'✔' if r.passed else '✘'} {escape(r.name)}"
+            f"<li style='color:{colours.tool if r.passed else colours.error}'>"
+            f"{'✔' if r.passed else '✘'} {PASS if r.passed else FAIL} {escape(r.name)}"
             f"{'' if r.passed else ' — ' + escape(r.detail)}</li>"
             for r in self.results
         )
-        return f"<p><b>{escape(self.summary())}</b></p><ul>{items}</ul>"
+        return page(f"<p><b>{escape(self.summary())}</b></p>{notes}<ul>{items}</ul>")
 
 
 Outcome = tuple[str, Any]  # ("value", result) or ("error", "ExceptionType: message")
@@ -86,12 +120,17 @@ def outcome_of(function: Callable[..., Any], *args: Any) -> Outcome:
         return ("error", f"{type(err).__name__}: {err}")
 
 
-def _show(outcome: Outcome, past: bool) -> str:
+def _shown_value(outcome: Outcome) -> str:
     kind, value = outcome
-    verb = (
-        ("raised" if past else "raise") if kind == "error" else ("returned" if past else "return")
-    )
-    return f"{verb} {value}" if kind == "error" else f"{verb} {value!r}"
+    return str(value) if kind == "error" else repr(value)
+
+
+def _should(outcome: Outcome) -> str:
+    return words().should(outcome[0], _shown_value(outcome))
+
+
+def _but(outcome: Outcome) -> str:
+    return words().but(outcome[0], _shown_value(outcome))
 
 
 def run_cases(
@@ -104,60 +143,87 @@ def run_cases(
 ) -> CheckReport:
     """Run `theirs` and `ours` on every case's arguments and compare their outcomes.
 
-    `same` decides equality (default: equal values, or errors of the same text); `expect`
-    words what a FAIL says the answer should do, as loosely as `same` judges it (default: the
-    package's exact outcome).
+    `same` decides equality (default: equal values of the same type, or errors of the same
+    text); `expect` words what a FAIL says the answer should do, as loosely as `same` judges
+    it (default: the package's exact outcome).
     """
-    equal = same or (lambda a, b: a == b)
-    should = expect or (lambda outcome: _show(outcome, False))
+    equal = same or _strictly_equal
+    should = expect or _should
     results = []
     for name, args in cases:
         expected, got = outcome_of(ours, *args), outcome_of(theirs, *args)
         passed = equal(expected, got)
-        detail = "" if passed else f"should {should(expected)}, but {_show(got, True)}"
+        detail = "" if passed else words().should_but(should(expected), _but(got))
         results.append(CheckResult(name, passed, detail))
     return CheckReport(title, tuple(results))
+
+
+def _strictly_equal(expected: Outcome, got: Outcome) -> bool:
+    """Equal, and of the same types all the way down: `1 == True`, but `isError: 1` is not
+    `isError: true`."""
+    return expected == got and _types(expected) == _types(got)
+
+
+def _types(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_types(item) for item in value))
+    if isinstance(value, dict):
+        return tuple((key, _types(item)) for key, item in value.items())
+    if isinstance(value, (UserMessage, AssistantMessage, ToolMessage, ToolCall)):
+        return (type(value).__name__, tuple(_types(getattr(value, f.name)) for f in fields(value)))
+    return type(value).__name__
 
 
 # --- 01 JSONL 的判别式读取: the reader writes parse_session_message ------------------------
 
 DISCRIMINATION_CASES: tuple[tuple[str, str], ...] = (
-    ("not an object", "[]"),
-    ("not an object", '"user"'),
-    ("not an object", "null"),
-    ("role missing", '{"content":"x"}'),
-    ("role not a string", '{"role":1,"content":"x"}'),
-    ("content missing", '{"role":"user"}'),
-    ("content not a string", '{"role":"user","content":null}'),
+    ("不是对象", "[]"),
+    ("不是对象", '"user"'),
+    ("不是对象", "null"),
+    ("缺少 role", '{"content":"x"}'),
+    ("role 不是字符串", '{"role":1,"content":"x"}'),
+    ("缺少 content", '{"role":"user"}'),
+    ("content 不是字符串", '{"role":"user","content":null}'),
     ("user", '{"role":"user","content":"x"}'),
-    ("user, unknown extra key dropped", '{"role":"user","content":"x","extra":true}'),
-    ("assistant, empty toolCalls", '{"role":"assistant","content":"x","toolCalls":[]}'),
+    ("user，多余的键被丢掉", '{"role":"user","content":"x","extra":true}'),
+    ("assistant，toolCalls 为空数组", '{"role":"assistant","content":"x","toolCalls":[]}'),
     (
-        "assistant with a call",
+        "assistant，带一个调用",
         '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"read","input":{"path":"a.txt"}}]}',
     ),
-    ("assistant without toolCalls", '{"role":"assistant","content":"x"}'),
+    ("assistant 缺少 toolCalls", '{"role":"assistant","content":"x"}'),
     ("tool", '{"role":"tool","content":"ok","toolCallId":"a","isError":false}'),
-    ("tool error", '{"role":"tool","content":"boom","toolCallId":"a","isError":true}'),
-    ("tool without toolCallId", '{"role":"tool","content":"x","isError":false}'),
-    ("tool without isError", '{"role":"tool","content":"x","toolCallId":"a"}'),
-    ("isError 0 is not a boolean", '{"role":"tool","content":"x","toolCallId":"a","isError":0}'),
-    ("unknown role", '{"role":"nope","content":"x"}'),
-    ("unknown role", '{"role":"system","content":"x"}'),
+    ("tool，错误结果", '{"role":"tool","content":"boom","toolCallId":"a","isError":true}'),
+    ("tool 缺少 toolCallId", '{"role":"tool","content":"x","isError":false}'),
+    ("tool 缺少 isError", '{"role":"tool","content":"x","toolCallId":"a"}'),
+    ("isError 是 0，不是布尔值", '{"role":"tool","content":"x","toolCallId":"a","isError":0}'),
+    ("isError 是 1，不是布尔值", '{"role":"tool","content":"x","toolCallId":"a","isError":1}'),
+    (
+        'isError 是字符串 "false"，不是布尔值',
+        '{"role":"tool","content":"x","toolCallId":"a","isError":"false"}',
+    ),
+    ("isError 是 null", '{"role":"tool","content":"x","toolCallId":"a","isError":null}'),
+    ("toolCallId 不是字符串", '{"role":"tool","content":"x","toolCallId":1,"isError":false}'),
+    ("tool 的 content 不是字符串", '{"role":"tool","content":1,"toolCallId":"a","isError":false}'),
+    ("assistant 的 toolCalls 是 null", '{"role":"assistant","content":"x","toolCalls":null}'),
+    ("未知 role", '{"role":"nope","content":"x"}'),
+    ("未知 role", '{"role":"system","content":"x"}'),
+    ("role 区分大小写", '{"role":"User","content":"x"}'),
 )
 """(what the row shows, one JSON line): the chapter's discrimination table, row by row."""
 
 CALLS_CASES: tuple[tuple[str, str], ...] = (
-    ("input may be null", '[{"id":"a","name":"now","input":null}]'),
-    ("input key missing", '[{"id":"a","name":"read"}]'),
-    ("id not a string", '[{"id":1,"name":"read","input":{}}]'),
-    ("name not a string", '[{"id":"a","name":null,"input":{}}]'),
-    ("item is null", "[null]"),
-    ("item is an array", '[["a","read",{}]]'),
-    ("second item bad", '[{"id":"a","name":"read","input":{}},{"id":"b","name":"read"}]'),
-    ("toolCalls not an array", '{"id":"a","name":"read","input":{}}'),
+    ("input 可以是 null", '[{"id":"a","name":"now","input":null}]'),
+    ("缺少 input 键", '[{"id":"a","name":"read"}]'),
+    ("id 不是字符串", '[{"id":1,"name":"read","input":{}}]'),
+    ("name 不是字符串", '[{"id":"a","name":null,"input":{}}]'),
+    ("name 缺失", '[{"id":"a","input":{}}]'),
+    ("某一项是 null", "[null]"),
+    ("某一项是数组", '[["a","read",{}]]'),
+    ("第二项不合格", '[{"id":"a","name":"read","input":{}},{"id":"b","name":"read"}]'),
+    ("toolCalls 不是数组", '{"id":"a","name":"read","input":{}}'),
     (
-        "structure, not meaning",
+        "只查结构，不查含义",
         '[{"id":"a","name":"no_such_tool","input":1},{"id":"a","name":"no_such_tool","input":2}]',
     ),
 )
@@ -191,26 +257,26 @@ def record_line_cases() -> list[tuple[str, Message]]:
     """(case name, message) covering every role, non-ASCII, escapes and what JSON refuses."""
     return [
         ("user", UserMessage("hello")),
-        ("user, Chinese written as itself", UserMessage("记忆续上了")),
-        ("user, emoji written as itself", UserMessage("ok 👍")),
-        ("user, newline inside content stays on one line", UserMessage("line one\nline two")),
-        ("user, quotes and backslash escaped", UserMessage('say "hi" \\ bye')),
-        ("assistant without calls: toolCalls []", AssistantMessage("done")),
+        ("user，中文原样写出", UserMessage("记忆续上了")),
+        ("user，emoji 原样写出", UserMessage("ok 👍")),
+        ("user，内容里的换行仍在同一行", UserMessage("第一行\n第二行")),
+        ("user，引号和反斜杠被转义", UserMessage('say "hi" \\ bye')),
+        ("没有调用的 assistant：toolCalls []", AssistantMessage("done")),
         (
-            "assistant with two calls",
+            "assistant，带两个调用",
             AssistantMessage(
-                "reading both",
+                "两个都读一下",
                 (
                     ToolCall("a", "read", {"path": "a.txt"}),
                     ToolCall("b", "read", {"path": "b.txt"}),
                 ),
             ),
         ),
-        ("assistant, call input null", AssistantMessage("", (ToolCall("t", "now", None),))),
-        ("tool result", ToolMessage("a", "contents of a")),
-        ("tool error: isError true", ToolMessage("b", "file not found", is_error=True)),
+        ("assistant，调用的 input 是 null", AssistantMessage("", (ToolCall("t", "now", None),))),
+        ("tool 结果", ToolMessage("a", "a 的内容")),
+        ("tool 错误：isError true", ToolMessage("b", "文件不存在", is_error=True)),
         (
-            "NaN in a tool input is refused",
+            "工具输入里的 NaN 被拒绝",
             AssistantMessage("", (ToolCall("c", "calc", float("nan")),)),
         ),
     ]
@@ -222,7 +288,7 @@ def _same_or_both_refused(expected: Outcome, got: Outcome) -> bool:
 
 
 def _any_refusal(expected: Outcome) -> str:
-    return "raise (any exception)" if expected[0] == "error" else _show(expected, False)
+    return words().any_exception if expected[0] == "error" else _should(expected)
 
 
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
@@ -235,28 +301,30 @@ def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
 
 _USER = '{"role":"user","content":"hi"}'
 _ASSISTANT = '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"read","input":{"path":"a.txt"}}]}'
-_TOOL = '{"role":"tool","content":"contents of a","toolCallId":"a","isError":false}'
+_TOOL = '{"role":"tool","content":"a 的内容","toolCallId":"a","isError":false}'
 
 LOAD_CASES: tuple[tuple[str, str | None], ...] = (
-    ("missing file: []", None),
-    ("empty file: []", ""),
-    ("three valid lines", f"{_USER}\n{_ASSISTANT}\n{_TOOL}\n"),
-    ("blank lines are skipped", f"\n{_USER}\n\n{_USER}\n"),
-    ("last line without newline", f"{_USER}\n{_USER}"),
-    ("line 2 truncated JSON", f'{_USER}\n{{"role":"assistant","cont\n'),
-    ("line 2 assistant without toolCalls", f'{_USER}\n{{"role":"assistant","content":"x"}}\n'),
+    ("文件不存在：[]", None),
+    ("空文件：[]", ""),
+    ("三行合法记录", f"{_USER}\n{_ASSISTANT}\n{_TOOL}\n"),
+    ("空行被跳过", f"\n{_USER}\n\n{_USER}\n"),
+    ("最后一行没有换行", f"{_USER}\n{_USER}"),
+    ("第 2 行 JSON 被截断", f'{_USER}\n{{"role":"assistant","cont\n'),
+    ("第 2 行 assistant 缺少 toolCalls", f'{_USER}\n{{"role":"assistant","content":"x"}}\n'),
     (
-        "line 2 tool without toolCallId",
+        "第 2 行 tool 缺少 toolCallId",
         f'{_USER}\n{{"role":"tool","content":"x","isError":false}}\n',
     ),
-    ("line 2 unknown role", f'{_USER}\n{{"role":"nope","content":"x"}}\n'),
-    ("line 2 JSON but not an object", f"{_USER}\n[1,2]\n"),
-    ("bad line 2 not skipped, good lines after", f"{_USER}\n{{\n{_USER}\n"),
-    ("physical line number after blank lines", f"{_USER}\n\n\n[1,\n"),
+    ("第 2 行 role 未知", f'{_USER}\n{{"role":"nope","content":"x"}}\n'),
+    ("第 2 行是 JSON，但不是对象", f"{_USER}\n[1,2]\n"),
+    ("坏的第 2 行不会被跳过，即使后面还有好行", f"{_USER}\n{{\n{_USER}\n"),
+    ("空行之后报物理行号", f"{_USER}\n\n\n[1,\n"),
     (
-        "bad record after a blank line: physical line 3",
+        "空行之后的坏记录：物理行 3",
         f'{_USER}\n\n{{"role":"nope","content":"x"}}\n',
     ),
+    ("只有空格的一行不算空行", f"{_USER}\n   \n"),
+    ("内容里有原样的 U+2028：只按 \\n 分行", f'{{"role":"user","content":"a\u2028b"}}\n{_USER}\n'),
 )
 """(case name, file text, or `None` for a file that does not exist)."""
 
@@ -281,8 +349,8 @@ def _load_expectation(expected: Outcome) -> str:
     if expected[0] == "error":
         phrase = _FORMAT_ERROR.match(str(expected[1]).partition(": ")[2])
         if phrase is not None:
-            return f"raise an error starting with '{phrase.group(1)}'"
-    return _show(expected, False)
+            return words().should_raise_starting(phrase.group(1))
+    return _should(expected)
 
 
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
@@ -300,7 +368,7 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
                 path.write_text(text, encoding="utf-8")
             cases.append((name, (path,)))
         (root / "a-directory").mkdir()
-        cases.append(("path is a directory: the OS error propagates", (root / "a-directory",)))
+        cases.append(("路径是目录：操作系统错误照常抛出", (root / "a-directory",)))
         report = run_cases("load_session", fn, load_session, cases, _same_load, _load_expectation)
     hidden = [str(root) + os.sep, str(root)]
     results = []
@@ -320,51 +388,47 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
 
 def _read(*ids: str) -> AssistantMessage:
     return AssistantMessage(
-        "reading", tuple(ToolCall(call_id, "read", {"path": f"{call_id}.txt"}) for call_id in ids)
+        "读文件", tuple(ToolCall(call_id, "read", {"path": f"{call_id}.txt"}) for call_id in ids)
     )
 
 
 def _result(call_id: str) -> ToolMessage:
-    return ToolMessage(call_id, f"contents of {call_id}")
-
-
-def chapter_history() -> list[Message]:
-    """The chapter's picture: [user] [assistant a,b] [tool a] [tool b]."""
-    return [UserMessage("read two files"), _read("a", "b"), _result("a"), _result("b")]
+    return ToolMessage(call_id, f"{call_id} 的内容")
 
 
 def _unit_cases() -> list[tuple[str, list[Message]]]:
     return [
-        ("empty history", []),
-        ("one user message", [UserMessage("hi")]),
+        ("空历史", []),
+        ("只有一条 user", [UserMessage("你好")]),
         (
-            "plain chat, no tools",
-            [UserMessage("hi"), AssistantMessage("hello"), UserMessage("bye")],
+            "纯聊天，没有工具",
+            [UserMessage("你好"), AssistantMessage("你好。"), UserMessage("再见")],
         ),
-        ("the chapter's picture", chapter_history()),
-        ("one call, one result", [UserMessage("q"), _read("a"), _result("a")]),
-        ("orphan tool result stays alone", [UserMessage("q"), _result("x")]),
+        ("章节的那张图", chapter_picture()),
+        ("一次调用，一个结果", [UserMessage("问"), _read("a"), _result("a")]),
+        ("孤立结果自成一个单元", [UserMessage("问"), _result("x")]),
         (
-            "orphan after a complete round",
-            [UserMessage("q"), _read("a"), _result("a"), _result("zz")],
-        ),
-        (
-            "a message between assistant and result is swept in",
-            [_read("a"), UserMessage("interrupting"), _result("a")],
+            "完整一轮之后的孤立结果",
+            [UserMessage("问"), _read("a"), _result("a"), _result("zz")],
         ),
         (
-            "repeated id: the nearest declaring assistant wins",
-            [_read("a"), _result("a"), UserMessage("again"), _read("a"), _result("a")],
+            "夹在 assistant 和结果之间的消息被一起划进单元",
+            [_read("a"), UserMessage("插一句"), _result("a")],
         ),
-        ("assistant whose results never came", [UserMessage("q"), _read("a", "b")]),
         (
-            "two rounds",
+            "重复的 id：离得最近的声明者胜出",
+            [_read("a"), _result("a"), UserMessage("再来"), _read("a"), _result("a")],
+        ),
+        ("结果一直没回来的 assistant", [UserMessage("问"), _read("a", "b")]),
+        ("结果只回来一半", [UserMessage("问"), _read("a", "b"), _result("a")]),
+        (
+            "两轮",
             [
-                UserMessage("q"),
+                UserMessage("问"),
                 _read("a"),
                 _result("a"),
-                AssistantMessage("done"),
-                *chapter_history(),
+                AssistantMessage("好了"),
+                *chapter_picture(),
             ],
         ),
     ]
@@ -413,13 +477,13 @@ def _same_text(expected: Outcome, got: Outcome) -> bool:
     """Equal values, or errors with the same message (any exception type will do)."""
     if expected[0] == got[0] == "error":
         return str(expected[1]).split(": ", 1)[-1] == str(got[1]).split(": ", 1)[-1]
-    return expected == got
+    return _strictly_equal(expected, got)
 
 
 def _message_expectation(expected: Outcome) -> str:
     if expected[0] == "error":
-        return f"raise an error with the message '{str(expected[1]).split(': ', 1)[-1]}'"
-    return _show(expected, False)
+        return words().should_raise_message(str(expected[1]).split(": ", 1)[-1])
+    return _should(expected)
 
 
 def check_context_units(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
@@ -438,11 +502,12 @@ def check_context_units(function: Callable[[Sequence[Message]], Any]) -> CheckRe
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the characters of the JSONL lines."""
     cases: list[tuple[str, tuple[Any, ...]]] = [
-        ("empty history", ([],)),
-        ("one user message", ([UserMessage("hi")],)),
-        ("a picture like the chapter's", (chapter_history(),)),
-        ("Chinese and emoji count one character each", ([UserMessage("中文😀")],)),
-        ("an error result", ([ToolMessage("a", "boom", is_error=True)],)),
+        ("空历史", ([],)),
+        ("一条 user", ([UserMessage("hi")],)),
+        ("章节的那张图", (chapter_picture(),)),
+        ("中文和 emoji 各算一个字符", ([UserMessage("中文😀")],)),
+        ("一条错误结果", ([ToolMessage("a", "boom", is_error=True)],)),
+        ("内容里的换行和引号按转义后的字符数算", ([UserMessage('一行\n"二"')],)),
     ]
     return run_cases(
         "estimate_context_chars",
@@ -456,25 +521,29 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
 
 def check_trim_context(function: Callable[[Sequence[Message], int], Any]) -> CheckReport:
     """Check a reader's `trim_context(messages, max_chars)` on budget edges and both errors."""
-    picture = chapter_history()
+    picture = chapter_picture()
     whole = _estimate_context_chars(picture)
     newest_unit = _estimate_context_chars(picture[1:])
+    both_results = _estimate_context_chars(picture[2:])
     short_question = UserMessage("q")
-    skip_trap: list[Message] = [short_question, AssistantMessage("a long answer " * 10), *picture]
+    skip_trap: list[Message] = [short_question, AssistantMessage("很长的回答" * 20), *picture]
     skip_budget = whole + _estimate_context_chars([short_question])
-    orphaned: list[Message] = [UserMessage("q"), _result("x")]
+    orphaned: list[Message] = [UserMessage("问"), _result("x")]
     orphan_only = _estimate_context_chars(orphaned[1:])
     cases: list[tuple[str, tuple[Any, ...]]] = [
-        ("budget holds everything", (picture, 10_000)),
-        ("budget exactly the whole history", (picture, whole)),
-        ("one character short: the oldest unit goes", (picture, whole - 1)),
-        ("budget exactly the newest unit", (picture, newest_unit)),
-        ("never half a unit: 200 holds both results but not their assistant", (picture, 200)),
-        ("budget 100: the newest unit does not fit", (picture, 100)),
-        ("budget 1", (picture, 1)),
-        ("nothing to send: budget cannot be empty", ([], 100)),
-        ("an orphan tool result can be kept alone", (orphaned, orphan_only)),
-        ("stop at the first unit that does not fit, skip nothing", (skip_trap, skip_budget)),
+        ("预算装得下全部", (picture, 10_000)),
+        ("预算恰好等于整段历史", (picture, whole)),
+        ("差一个字符：最早的单元被丢掉", (picture, whole - 1)),
+        ("预算恰好等于最新的单元", (picture, newest_unit)),
+        (
+            "不拆单元：装得下两个结果、装不下它们的 assistant",
+            (picture, both_results),
+        ),
+        ("差一个字符装不下最新的单元：报错", (picture, newest_unit - 1)),
+        ("预算 1", (picture, 1)),
+        ("没有可发的：预算不能为空", ([], 100)),
+        ("孤立结果可以单独保留", (orphaned, orphan_only)),
+        ("遇到第一个装不下的单元就停，不跳过", (skip_trap, skip_budget)),
     ]
     return run_cases(
         "trim_context",
@@ -484,3 +553,158 @@ def check_trim_context(function: Callable[[Sequence[Message], int], Any]) -> Che
         _same_text,
         _message_expectation,
     )
+
+
+# --- 06 会话与上下文的责任边界: choose context_max_chars ------------------------------------
+
+
+def watched_first_run(max_chars: int | None) -> list[Watched]:
+    """Notebook 06's first run with budget `max_chars`, in a throwaway folder: per request,
+    the file at that moment beside what was sent."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "session.jsonl"
+        watcher = DiskWatchingClient(ScriptedClient(demo06.FIRST_RUN.turns), path)
+        run_agent(
+            demo06.FIRST_RUN.prompt,
+            client=watcher,
+            tools=demo06.TOOLS,
+            session_path=path,
+            context_max_chars=max_chars,
+        )
+        return watcher.requests
+
+
+def smallest_budget_keeping_question() -> int:
+    """The least `context_max_chars` whose request 3 still holds the question: request 3
+    keeps message 0 only when it keeps everything in memory, so it is all of that."""
+    return _estimate_context_chars(watched_first_run(None)[2].disk)
+
+
+def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckReport:
+    """Run 06's first run (three requests) with the reader's `context_max_chars`: does request
+    3 still hold the user's question? With `smallest`, also: would no smaller budget do?
+
+    The report's notes list, per request, which messages of the file were sent.
+    """
+    w = words()
+    title = f"context_max_chars = {max_chars!r}"
+    question = w.keeps_question(3)
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+        return CheckReport(title, (CheckResult(question, False, w.budget_not_positive),))
+    try:
+        requests = watched_first_run(max_chars)
+    except ContextBudgetError as err:
+        return CheckReport(title, (CheckResult(question, False, str(err)),))
+    notes = []
+    for number, request in enumerate(requests, start=1):
+        disk, sent = request.disk, request.sent
+        first = len(disk) - len(sent)
+        notes.append(request_line(number, disk, sent, max_chars) + w.sent_span(first, len(disk)))
+    third = requests[2]
+    kept = len(third.sent) == len(third.disk)  # message 0, the question, is the oldest
+    results = [CheckResult(question, kept, "" if kept else w.question_dropped)]
+    if smallest:
+        least = smallest_budget_keeping_question()
+        results.append(
+            CheckResult(w.smallest_budget, max_chars == least, w.budget_vs_least(max_chars, least))
+        )
+    return CheckReport(title, tuple(results), tuple(notes))
+
+
+def _run_messages(*stages: demo06.Stage) -> list[list[Message]]:
+    """The messages each stage adds to 06's session, run after one another."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "session.jsonl"
+        added, before = [], 0
+        for stage in stages:
+            result = run_agent(
+                stage.prompt,
+                client=ScriptedClient(stage.turns),
+                tools=demo06.TOOLS,
+                session_path=path,
+            )
+            added.append(list(result.messages[before:]))
+            before = len(result.messages)
+        return added
+
+
+# --- 07 源码走查: find the bug in record() --------------------------------------------------
+
+Record = Callable[[list[Message], PathLike | None, Message], None]
+
+
+def reference_record(
+    messages: list[Message], session_path: PathLike | None, message: Message
+) -> None:
+    """`run_agent`'s `record()` with its state passed in: disk (with a path), then memory,
+    so a refused write leaves the two equal (the chapter pushes first)."""
+    if session_path is not None:
+        append_session(session_path, message)
+    messages.append(message)
+
+
+def check_record(record: Record) -> CheckReport:
+    """Replay every `record()` call of 06's runs through the reader's `record(messages,
+    session_path, message)`, as `run_agent`'s loop makes them, and compare memory and disk
+    after each call with what `run_agent` itself leaves."""
+    w = words()
+    first, restarted = _run_messages(demo06.FIRST_RUN, demo06.RESTART)
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        results = [
+            _replay(w.record_case_with_path, record, [], folder / "a.jsonl", first),
+            _replay_restart(record, folder / "b.jsonl", first, restarted),
+        ]
+        results.append(_replay(w.record_case_without_path, record, [], None, first))
+        results.append(_record_failure(record, folder / "missing" / "session.jsonl"))
+    return CheckReport("record", tuple(results))
+
+
+def _replay(
+    name: str,
+    record: Record,
+    memory: list[Message],
+    path: Path | None,
+    messages: Sequence[Message],
+) -> CheckResult:
+    w = words()
+    start = list(memory)
+    for count, message in enumerate(messages, start=1):
+        expected = [*start, *messages[:count]]
+        kind, value = outcome_of(record, memory, path, message)
+        if kind == "error":
+            return CheckResult(name, False, w.record_raised(count, label(message), str(value)))
+        for where, state in ((w.memory, memory), (w.disk, _disk(path))):
+            if state is not None and state != expected:
+                tags = _tags(expected), _tags(state)
+                return CheckResult(
+                    name, False, w.record_differs(count, label(message), where, *tags)
+                )
+    return CheckResult(name, True)
+
+
+def _replay_restart(
+    record: Record, path: Path, first: Sequence[Message], restarted: Sequence[Message]
+) -> CheckResult:
+    for message in first:
+        append_session(path, message)
+    return _replay(words().record_case_restart, record, load_session(path), path, restarted)
+
+
+def _record_failure(record: Record, path: Path) -> CheckResult:
+    w = words()
+    memory: list[Message] = []
+    kind, _ = outcome_of(record, memory, path, UserMessage(demo06.FIRST_RUN.prompt))
+    if kind != "error":
+        return CheckResult(w.record_case_failure, False, w.record_swallowed)
+    return CheckResult(
+        w.record_case_failure, not memory, "" if not memory else w.record_memory_ahead
+    )
+
+
+def _disk(path: Path | None) -> list[Message] | None:
+    return None if path is None else load_session(path)
+
+
+def _tags(messages: Sequence[Message]) -> list[str]:
+    return [label(message) for message in messages]

@@ -7,17 +7,19 @@ screen, so every figure an instructor shows is the one the package itself comput
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..agent import run_agent
 from ..messages import AssistantMessage, Message
-from ..model_client import ScriptedClient, StreamEvent
+from ..model_client import ScriptedClient
 from ..session import SessionFormatError, append_session, parse_session_text
 from ..tools import Tool
+from .text import request_line, words
 from .trace import ScanStep, units_text
 from .views import SessionView, visible_line
+from .watch import DiskWatchingClient, file_lines
 
 EDITOR_PATH = "<editor>"
 
@@ -37,7 +39,7 @@ class SessionCheck:
     def summary(self) -> str:
         if self.error is None:
             return repr(SessionView(self.messages))
-        return f"{self.error}\n  line {self.error.line}: {visible_line(self.line_text)}"
+        return f"{self.error}\n{words().bad_line(self.error.line, visible_line(self.line_text))}"
 
 
 def check_session_text(text: str) -> SessionCheck:
@@ -56,13 +58,11 @@ def check_session_text(text: str) -> SessionCheck:
 def scan_position_text(messages: Sequence[Message], steps: Sequence[ScanStep], at: int) -> str:
     """The stepper's text at position `at`: 0 before the scan, `len(steps)` when it is done."""
     if at == 0:
-        return f"start: index={len(messages) - 1}, units = []"
+        return words().scan_start(len(messages) - 1)
     text = repr(steps[at - 1])
     if at == len(steps):
-        text += (
-            f"\ndone: {len(steps)} units; reversed, they are filled newest first: "
-            f"{units_text(tuple(reversed(steps[-1].units)))}"
-        )
+        newest_first = units_text(tuple(reversed(steps[-1].units)))
+        text += "\n" + words().scan_done(len(steps), newest_first)
     return text
 
 
@@ -73,12 +73,18 @@ def scan_position_text(messages: Sequence[Message], steps: Sequence[ScanStep], a
 class RunFrame:
     """The session file's lines and the context the model received, at one moment of a run.
 
-    `sent` is `None` for the moments before the first and after the last request.
+    `sent` is `None` for the moments before the first and after the last request; `number`
+    is the request's (1-based), `None` for those two moments.
     """
 
     title: str
     disk_lines: tuple[str, ...]
     sent: tuple[Message, ...] | None
+    number: int | None = None
+
+    @property
+    def disk(self) -> tuple[Message, ...]:
+        return tuple(parse_session_text("\n".join(self.disk_lines)))
 
     @property
     def first_sent_line(self) -> int | None:
@@ -86,30 +92,9 @@ class RunFrame:
         `None` unless the sent messages are exactly the file's last lines."""
         if not self.sent:
             return None
-        on_disk = parse_session_text("\n".join(self.disk_lines))
+        on_disk = self.disk
         first = len(on_disk) - len(self.sent)
-        return first if first >= 0 and tuple(on_disk[first:]) == self.sent else None
-
-
-class _DiskWatchingClient:
-    """Passes each request to the scripted client, noting the session file at that moment."""
-
-    def __init__(self, inner: ScriptedClient, path: Path) -> None:
-        self.inner = inner
-        self.path = path
-        self.disk_at_request: list[tuple[str, ...]] = []
-
-    def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
-        self.disk_at_request.append(_lines(self.path))
-        return self.inner.stream(messages, tools)
-
-
-def _lines(path: Path) -> tuple[str, ...]:
-    if not path.exists():
-        return ()
-    # split on "\n" only, as load_session does: JSON strings may carry U+2028 raw
-    lines = path.read_text(encoding="utf-8").split("\n")
-    return tuple(lines[:-1] if lines[-1] == "" else lines)
+        return first if first >= 0 and on_disk[first:] == self.sent else None
 
 
 def record_run(
@@ -125,13 +110,13 @@ def record_run(
     One frame before the run, one per model request (the disk's lines beside what the model
     was sent), one after the run.
     """
-    client = ScriptedClient(turns)
+    w = words()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "session.jsonl"
         for message in history:
             append_session(path, message)
-        before = _lines(path)
-        watcher = _DiskWatchingClient(client, path)
+        before = file_lines(path)
+        watcher = DiskWatchingClient(ScriptedClient(turns), path)
         run_agent(
             prompt,
             client=watcher,
@@ -139,27 +124,22 @@ def record_run(
             session_path=path,
             context_max_chars=context_max_chars,
         )
-        after = _lines(path)
-    frames = [RunFrame("before the run", before, None)]
-    for number, (disk, sent) in enumerate(
-        zip(watcher.disk_at_request, client.requests, strict=True), start=1
-    ):
-        frames.append(RunFrame(f"request {number}", disk, tuple(sent)))
-    frames.append(RunFrame("after the run", after, None))
+        after = file_lines(path)
+    frames = [RunFrame(w.before_run, before, None)]
+    for number, request in enumerate(watcher.requests, start=1):
+        frames.append(RunFrame(w.request(number), request.disk_lines, request.sent, number))
+    frames.append(RunFrame(w.after_run, after, None))
     return frames
 
 
 def frame_text(frame: RunFrame, context_max_chars: int | None) -> str:
     """The frame in plain text: disk lines (`>` marks those sent) beside the model's input."""
-    rows = [f"{frame.title}: session.jsonl has {len(frame.disk_lines)} lines"]
-    if frame.sent is not None:
-        budget = "no budget" if context_max_chars is None else f"budget {context_max_chars}"
-        rows[0] += (
-            f"; the model received {len(frame.sent)} messages "
-            f"({budget}, {sum(m.record_chars for m in frame.sent)} chars)"
-        )
+    if frame.sent is None or frame.number is None:
+        rows = [words().frame_head(frame.title, len(frame.disk_lines))]
+    else:
+        rows = [request_line(frame.number, frame.disk, frame.sent, context_max_chars)]
     first = frame.first_sent_line
-    for number, line in enumerate(frame.disk_lines, start=1):
-        mark = ">" if first is not None and number > first else " "
-        rows.append(f"  {mark} {number:>2} {visible_line(line)}")
+    for line_number, line in enumerate(frame.disk_lines, start=1):
+        mark = ">" if first is not None and line_number > first else " "
+        rows.append(f"  {mark} {line_number:>2} {visible_line(line)}")
     return "\n".join(rows)

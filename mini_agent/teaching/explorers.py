@@ -22,7 +22,7 @@ import ipywidgets as widgets
 
 from ..context import estimate_context_chars
 from ..messages import AssistantMessage, Message, ToolCall
-from ..tools import Tool, as_object
+from ..tools import Tool
 from .explorer_logic import (
     RunFrame,
     check_session_text,
@@ -30,25 +30,37 @@ from .explorer_logic import (
     record_run,
     scan_position_text,
 )
-from .samples import sample_session, sample_session_text
+from .samples import file_reader, sample_session, sample_session_text
+from .style import CELL, NUMBER_CELL, page, palette
+from .text import words
 from .trace import ScanStep, label, scan_steps
-from .views import SessionView, TrimView, UnitsView, visible_line
+from .views import ScanView, SessionView, TrimView, UnitsView, line_table, visible_line
 
-_PRE = "white-space:pre-wrap;font-family:monospace;font-size:12px;margin:4px 0"
-_RED = "#dc2626"
+_PRE = "white-space:pre-wrap;font-family:monospace;font-size:0.9em;margin:4px 0"
 
 
-def _pre(text: str, colour: str = "#111827") -> str:
+def _pre(text: str, colour: str | None = None) -> str:
+    colour = colour or palette().text
     return f'<pre class="explorer-summary" style="{_PRE};color:{colour}">{escape(text)}</pre>'
 
 
 class _Explorer:
-    """Shown as its widget in a notebook; its plain text (what nbval compares) is `summary`."""
+    """Shown as its widget in a notebook; its plain text (what nbval compares) is `summary`.
+
+    The display bundle holds the widget's view (only its model id changes from run to run),
+    the summary as text, and `html` — what the widget shows now, drawn once — for a reader
+    without a kernel (a rendered notebook on the web, or a Lab whose widget state is gone).
+    """
 
     widget: Any
 
     @property
     def summary(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def html(self) -> str:
+        """The explorer's current view as static HTML."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -57,6 +69,7 @@ class _Explorer:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs))
         bundle["text/plain"] = self.summary
+        bundle["text/html"] = self.html
         return bundle
 
 
@@ -64,10 +77,11 @@ class _Steps:
     """Prev / Next buttons, a position slider and a play control, kept in step."""
 
     def __init__(self, last: int, description: str) -> None:
+        w = words()
         self.position = widgets.IntSlider(0, min=0, max=last, description=description)
-        self.prev = widgets.Button(description="◀ Prev")
-        self.next = widgets.Button(description="Next ▶")
-        self.play = widgets.Play(value=0, min=0, max=last, interval=1200, description="play")
+        self.prev = widgets.Button(description=w.prev)
+        self.next = widgets.Button(description=w.next)
+        self.play = widgets.Play(value=0, min=0, max=last, interval=1200, description=w.play)
         widgets.link((self.play, "value"), (self.position, "value"))
         self.prev.on_click(lambda _: self._move(-1))
         self.next.on_click(lambda _: self._move(+1))
@@ -105,17 +119,19 @@ class SessionEditor(_Explorer):
     def summary(self) -> str:
         return check_session_text(self.text.value).summary
 
+    @property
+    def html(self) -> str:
+        return _pre(str(self.text.value)) + str(self.view.value)
+
     def _update(self) -> None:
         check = check_session_text(self.text.value)
         if check.error is None:
             self.view.value = SessionView(check.messages)._repr_html_()
             return
-        rows = "".join(
-            f"<tr style='background:{'#fee2e2' if number == check.error.line else 'none'}'>"
-            f"<td>{number}</td><td><code>{escape(visible_line(line))}</code></td></tr>"
-            for number, line in enumerate(self.text.value.split("\n"), start=1)
-        )
-        self.view.value = _pre(check.summary, _RED) + f"<table>{rows}</table>"
+        colours, bad = palette(), check.error.line
+        lines = [visible_line(line) for line in self.text.value.split("\n")]
+        table = line_table(lines, lambda number: colours.marked_line if number == bad else None)
+        self.view.value = page(_pre(check.summary, colours.error) + table)
 
 
 # 2. Unit-scan stepper --------------------------------------------------------------------
@@ -127,7 +143,7 @@ class UnitScanStepper(_Explorer):
     def __init__(self, messages: Sequence[Message] | None = None) -> None:
         self.messages = list(sample_session() if messages is None else messages)
         self.steps: list[ScanStep] = list(scan_steps(self.messages))
-        self.controls = _Steps(len(self.steps), "step")
+        self.controls = _Steps(len(self.steps), words().step_slider)
         self.position, self.prev, self.next, self.play = (
             self.controls.position,
             self.controls.prev,
@@ -149,31 +165,39 @@ class UnitScanStepper(_Explorer):
     def summary(self) -> str:
         return scan_position_text(self.messages, self.steps, self.position.value)
 
+    @property
+    def html(self) -> str:
+        """Every step at once: a reader without a kernel still sees the whole scan."""
+        return ScanView(self.messages)._repr_html_() or str(self.view.value)
+
     def _row_style(self, index: int) -> str:
+        colours = palette()
         step = self.step
         if step is None or index < step.start:
-            return "background:none"  # not scanned yet
+            return "background:transparent"  # not scanned yet
         if index == step.index:
-            return "background:#fef3c7;font-weight:600"  # the scan is here
+            return f"background:{colours.searched};font-weight:600"  # the scan is here
         if index == step.found:
-            return "background:#ede9fe;font-weight:600"  # the declaring assistant found
+            return f"background:{colours.found_fill};font-weight:600"  # the assistant found
         if index >= step.start and index < step.index:
-            return "background:#fef9c3"  # comes along inside the slice
-        return "background:#f3f4f6;color:#6b7280"  # already in a unit
+            return f"background:{colours.swept}"  # comes along inside the slice
+        return f"background:{colours.dropped};color:{colours.dropped_text}"  # already in a unit
 
     def _update(self) -> None:
+        w = words()
         rows = "".join(
-            f"<tr style='{self._row_style(index)}'><td>{index}</td>"
-            f"<td>{escape(label(message))}</td></tr>"
+            f"<tr style='{self._row_style(index)}'><td style='{NUMBER_CELL}'>{index}</td>"
+            f"<td style='{CELL}'>{escape(label(message))}</td></tr>"
             for index, message in enumerate(self.messages)
         )
         step = self.step
         units = UnitsView(step.units if step else [])._repr_html_()
-        self.view.value = (
+        head = f"<th style='{CELL}'>index</th><th style='{CELL}'>{escape(w.column_message)}</th>"
+        self.view.value = page(
             _pre(self.summary)
             + '<div style="display:flex;gap:16px;align-items:flex-start">'
-            + f"<table><thead><tr><th>index</th><th>message</th></tr></thead>{rows}</table>"
-            + f"<div><b>units</b>{units}</div></div>"
+            + f"<table><thead><tr>{head}</tr></thead>{rows}</table>"
+            + f"<div><b>{escape(w.units_heading)}</b>{units}</div></div>"
         )
 
 
@@ -201,7 +225,7 @@ class BudgetExplorer(_Explorer):
             value=total // 2 if max_chars is None else max_chars,
             min=1,
             max=max(total, 1),
-            description="max_chars",
+            description=words().budget_slider,
             layout=widgets.Layout(width="600px"),
         )
         self.view = widgets.HTML()
@@ -221,6 +245,10 @@ class BudgetExplorer(_Explorer):
     def summary(self) -> str:
         return repr(self.trim)
 
+    @property
+    def html(self) -> str:
+        return str(self.view.value)
+
     def _update(self) -> None:
         self.view.value = self.trim._repr_html_()
 
@@ -233,15 +261,7 @@ _FILES = {
 }
 
 
-def _read(value: Any) -> str:
-    arguments = as_object(value)
-    path = arguments.get("path") if arguments is not None else None
-    if not isinstance(path, str) or path not in _FILES:
-        raise FileNotFoundError(f"no such file: {path}")
-    return _FILES[path]
-
-
-READ_TOOL = Tool("read", "Read a file of the sample project.", _read)
+READ_TOOL = Tool("read", "读取示例项目里的一个文件", file_reader(_FILES))
 
 
 def resumed_run_scenario() -> dict[str, Any]:
@@ -251,7 +271,7 @@ def resumed_run_scenario() -> dict[str, Any]:
         "history": sample_session()[:4],
         "turns": [
             AssistantMessage(
-                "Reading both files.",
+                "两个文件都读一下。",
                 (
                     ToolCall("n1", "read", {"path": "setup.cfg"}),
                     ToolCall("n2", "read", {"path": "notes.md"}),
@@ -285,7 +305,7 @@ class RunStepper(_Explorer):
         self.frames: list[RunFrame] = record_run(
             prompt, turns, history=history, tools=tools, context_max_chars=context_max_chars
         )
-        self.controls = _Steps(len(self.frames) - 1, "moment")
+        self.controls = _Steps(len(self.frames) - 1, words().moment_slider)
         self.position, self.prev, self.next, self.play = (
             self.controls.position,
             self.controls.prev,
@@ -307,24 +327,30 @@ class RunStepper(_Explorer):
     def summary(self) -> str:
         return frame_text(self.frame, self.context_max_chars)
 
+    @property
+    def html(self) -> str:
+        """Every moment at once: a reader without a kernel still sees the whole run."""
+        return page(
+            "".join(_pre(frame_text(frame, self.context_max_chars)) for frame in self.frames)
+        )
+
     def _update(self) -> None:
+        w, colours = words(), palette()
         frame = self.frame
         first = frame.first_sent_line
-        rows = "".join(
-            f"<tr style='background:"
-            f"{'#ecfdf5' if first is not None and number > first else 'none'}'>"
-            f"<td>{number}</td><td><code>{escape(visible_line(line, 70))}</code></td></tr>"
-            for number, line in enumerate(frame.disk_lines, start=1)
+        table = line_table(
+            [visible_line(line, 70) for line in frame.disk_lines],
+            lambda number: colours.kept if first is not None and number > first else None,
         )
-        self.disk.value = (
-            _pre(self.summary.splitlines()[0])
-            + "<b>session.jsonl (disk)</b>"
-            + f"<table>{rows}</table>"
+        self.disk.value = page(
+            _pre(self.summary.splitlines()[0]) + f"<b>{escape(w.session_file)}</b>" + table
         )
         if frame.sent is None:
-            self.sent.value = "<b>model input</b><p>(no request at this moment)</p>"
+            self.sent.value = page(f"<b>{escape(w.model_input)}</b><p>{escape(w.no_request)}</p>")
         else:
-            self.sent.value = "<b>model input</b>" + SessionView(frame.sent)._repr_html_()
+            self.sent.value = page(
+                f"<b>{escape(w.model_input)}</b>" + SessionView(frame.sent)._repr_html_()
+            )
 
 
 __all__ = [

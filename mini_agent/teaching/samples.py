@@ -1,13 +1,17 @@
 """A realistic session shared by the notebooks, the explorers and the tests.
 
 Several turns, a one-tool and two two-tool units (one result an error), a tool result whose
-assistant is gone (an orphan), Chinese and English text — every shape `context_units` and
+assistant is gone (an orphan), Chinese text beside the English of files and tool output — every shape `context_units` and
 `trim_context` treat differently.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
+from ..json_form import JSON
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, record_line
+from ..tools import as_object
 
 
 def sample_session() -> list[Message]:
@@ -17,9 +21,9 @@ def sample_session() -> list[Message]:
         AssistantMessage("我先读一下这个文件。", (ToolCall("r1", "read", {"path": "README.md"}),)),
         ToolMessage("r1", "# mini-agent\nA tiny coding agent. 一个很小的编程 Agent。"),
         AssistantMessage("README 介绍了项目：一个很小的编程 Agent。"),
-        UserMessage("Compare setup.cfg with pyproject.toml, please."),
+        UserMessage("请对比一下 setup.cfg 和 pyproject.toml。"),
         AssistantMessage(
-            "Reading both files.",
+            "两个文件都读一下。",
             (
                 ToolCall("c1", "read", {"path": "setup.cfg"}),
                 ToolCall("c2", "read", {"path": "pyproject.toml"}),
@@ -31,7 +35,7 @@ def sample_session() -> list[Message]:
         ToolMessage("lost-1", "上次运行中断时留下的结果：tests passed"),  # no assistant declares it
         UserMessage("运行测试，再找找还有哪些 TODO。"),
         AssistantMessage(
-            "Running the tests and searching for TODOs.",
+            "我来跑一遍测试，再搜一下 TODO。",
             (
                 ToolCall("t1", "run_tests", {"args": ["-q"]}),
                 ToolCall("t2", "grep", {"pattern": "TODO"}),
@@ -65,3 +69,19 @@ def chapter_picture() -> list[Message]:
 def sample_session_text() -> str:
     """The sample session as a session file holds it: one JSON line per message."""
     return "".join(record_line(message) + "\n" for message in sample_session())
+
+
+def file_reader(files: Mapping[str, str]) -> Callable[[JSON], str]:
+    """A read tool's `run` over a fake file table (the demos' tools): `{"path": name}` gives
+    `files[name]`; an unknown name raises `FileNotFoundError`, as reading a real file would."""
+
+    def read(tool_input: JSON) -> str:
+        arguments = as_object(tool_input)  # untrusted model JSON: narrow first
+        path = arguments.get("path") if arguments is not None else None
+        if not isinstance(path, str):
+            raise ValueError("read needs {path: string}")
+        if path not in files:
+            raise FileNotFoundError(f"no such file: {path}")
+        return files[path]
+
+    return read

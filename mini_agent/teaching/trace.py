@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..messages import AssistantMessage, Message, ToolMessage
+from .text import words
 
 Units = tuple[tuple[Message, ...], ...]
 
@@ -24,6 +25,11 @@ def label(message: Message) -> str:
     if isinstance(message, ToolMessage):
         return f"tool {message.tool_call_id}{'!' if message.is_error else ''}"
     return message.role
+
+
+def unit_text(unit: Sequence[Message]) -> str:
+    """`[assistant(a,b) | tool a | tool b]`: one unit on one line, as the views list them."""
+    return "[" + " | ".join(label(message) for message in unit) + "]"
 
 
 def units_text(units: Units) -> str:
@@ -70,23 +76,19 @@ class ScanStep:
         return self.wanted_id is not None and self.found is None
 
     def explain(self) -> str:
-        """What happened in this step, in one line (the chapter's wording, in English)."""
-        here = f"index={self.index} {label(self.message)}"
+        """What happened in this step, in one line, as the chapter tells it."""
+        w = words()
         if self.wanted_id is None:
-            what = "not a tool result: a unit of its own"
+            what = w.scan_alone()
         elif self.found is None:
-            what = f"no assistant declares id={self.wanted_id}: an orphan, a unit of its own"
+            what = w.scan_orphan(self.wanted_id)
         else:
-            what = (
-                f"looks back for id={self.wanted_id}, finds the assistant at index={self.found}"
-                f": slice({self.start}, {self.end}) is one unit"
-            )
-        return f"{here}: {what}"
+            what = w.scan_found(self.wanted_id, self.found, self.start, self.end)
+        return f"index={self.index} {label(self.message)}：{what}"
 
     def __repr__(self) -> str:
-        return (
-            f"step {self.number}: {self.explain()}\n"
-            f"    units = {units_text(self.units)}; index -> {self.next_index}"
+        return words().scan_step(
+            self.number, self.explain(), units_text(self.units), self.next_index
         )
 
 
@@ -119,4 +121,4 @@ def scan_steps(messages: Sequence[Message]) -> Iterator[ScanStep]:
         index = start - 1
 
 
-__all__ = ["ScanStep", "scan_steps", "units_text"]
+__all__ = ["ScanStep", "label", "scan_steps", "unit_text", "units_text"]

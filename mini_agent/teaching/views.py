@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape
@@ -19,11 +19,18 @@ from ..messages import AssistantMessage, Message, ToolMessage
 from ..model_client import ScriptedClient
 from ..session import PathLike, load_session
 from ..visible import visible_line as visible_line  # one escaping for every excerpt
-from .trace import ScanStep, label, scan_steps
+from .style import CELL, NUMBER_CELL, box, page, palette
+from .text import UNSTATED, Budget, request_line, words
+from .trace import ScanStep, label, scan_steps, unit_text
 
-_ROLE_COLOURS = {"user": "#2563eb", "assistant": "#7c3aed", "tool": "#059669"}
-_BOX = "border:1px solid #d1d5db;border-radius:6px;padding:4px 6px;margin:3px 0"
 _MAX_TEXT = 60
+
+
+def _role_colour(message: Message) -> str:
+    colours = palette()
+    return {"user": colours.user, "assistant": colours.assistant, "tool": colours.tool}[
+        message.role
+    ]
 
 
 def shorten(text: str, limit: int = _MAX_TEXT) -> str:
@@ -44,16 +51,20 @@ def _detail(message: Message) -> str:
 
 
 def _message_html(message: Message) -> str:
-    colour = _ROLE_COLOURS[message.role]
     error = (
-        ' <b style="color:#dc2626">isError</b>'
+        f' <b style="color:{palette().error}">isError</b>'
         if isinstance(message, ToolMessage) and message.is_error
         else ""
     )
     return (
-        f'<span style="color:{colour};font-weight:600">{escape(label(message))}</span>{error} '
-        f"<code>{escape(_detail(message))}</code>"
+        f'<span style="color:{_role_colour(message)};font-weight:600">'
+        f"{escape(label(message))}</span>{error} <code>{escape(_detail(message))}</code>"
     )
+
+
+def _head(*names: str) -> str:
+    cells = "".join(f"<th style='{CELL};white-space:nowrap'>{escape(n)}</th>" for n in names)
+    return f"<thead><tr>{cells}</tr></thead>"
 
 
 @dataclass(frozen=True)
@@ -62,42 +73,42 @@ class SessionView:
 
     messages: Sequence[Message]
 
+    def summary(self) -> str:
+        return words().messages_chars(len(self.messages), estimate_context_chars(self.messages))
+
     def __repr__(self) -> str:
-        rows = [f"{len(self.messages)} messages, {estimate_context_chars(self.messages)} chars"]
+        rows = [self.summary()]
         width = len(str(len(self.messages) - 1))  # `[ 9]` lines up with `[10]`
         for index, message in enumerate(self.messages):
             rows.append(f"  [{index:>{width}}] {label(message):<16} {_detail(message)}")
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
+        w = words()
         rows = "".join(
-            f"<tr><td>{index}</td><td>{_message_html(message)}</td>"
-            f"<td style='text-align:right'>{estimate_context_chars([message])}</td></tr>"
+            f"<tr><td style='{NUMBER_CELL}'>{index}</td>"
+            f"<td style='{CELL}'>{_message_html(message)}</td>"
+            f"<td style='{NUMBER_CELL}'>{estimate_context_chars([message])}</td></tr>"
             for index, message in enumerate(self.messages)
         )
-        return (
-            f"<table><thead><tr><th>#</th><th>message</th><th>chars</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>"
-            f"<p>{len(self.messages)} messages, {estimate_context_chars(self.messages)} chars</p>"
+        return page(
+            f"<table>{_head(w.column_index, w.column_message, w.column_chars)}"
+            f"<tbody>{rows}</tbody></table><p>{escape(self.summary())}</p>"
         )
-
-
-def _unit_text(unit: Sequence[Message]) -> str:
-    return "[" + " | ".join(label(message) for message in unit) + "]"
 
 
 def _unit_html(unit: Sequence[Message], note: str, kept: bool | None = None) -> str:
-    background = {True: "#ecfdf5", False: "#f3f4f6", None: "#ffffff"}[kept]
-    opacity = "0.55" if kept is False else "1"
+    colours = palette()
+    background = {True: colours.kept, False: colours.dropped, None: "transparent"}[kept]
+    # a dropped unit stays legible on a projector: dashed and grey, never faded out
+    style = f"{box()};background:{background}"
+    if kept is False:
+        style += f";border-style:dashed;color:{colours.dropped_text}"
     items = "".join(f"<div>{_message_html(message)}</div>" for message in unit)
     return (
-        f'<div style="{_BOX};background:{background};opacity:{opacity}">'
-        f'<div style="font-size:smaller;color:#6b7280">{escape(note)}</div>{items}</div>'
+        f'<div style="{style}">'
+        f'<div style="font-size:smaller;color:{colours.muted}">{escape(note)}</div>{items}</div>'
     )
-
-
-def _count_units(count: int) -> str:
-    return f"{count} unit" if count == 1 else f"{count} units"
 
 
 @dataclass(frozen=True)
@@ -111,19 +122,21 @@ class UnitsView:
         return cls(context_units(messages))
 
     def __repr__(self) -> str:
-        rows = [_count_units(len(self.units))]
+        w = words()
+        rows = [w.units(len(self.units))]
         width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
         for number, unit in enumerate(self.units, start=1):
-            chars = estimate_context_chars(unit)
-            rows.append(f"  unit {number:>{width}}: {_unit_text(unit)}  {chars} chars")
+            chars = w.chars(estimate_context_chars(unit))
+            rows.append(f"  {w.unit(f'{number:>{width}}')}: {unit_text(unit)}  {chars}")
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
+        w = words()
         boxes = "".join(
-            _unit_html(unit, f"unit {number} · {estimate_context_chars(unit)} chars")
+            _unit_html(unit, w.unit_note(number, estimate_context_chars(unit)))
             for number, unit in enumerate(self.units, start=1)
         )
-        return f"<div>{boxes}<p>{_count_units(len(self.units))}</p></div>"
+        return page(f"{boxes}<p>{escape(w.units(len(self.units)))}</p>")
 
 
 @dataclass(frozen=True)
@@ -173,12 +186,15 @@ class TrimView:
     def summary(self) -> str:
         kept = self.kept
         if kept is None:
-            return f"budget {self.max_chars} chars: {self.error}"
+            return words().trim_error(self.max_chars, str(self.error))
         kept_units = sum(1 for *_, is_kept in self._rows() if is_kept)
-        return (
-            f"budget {self.max_chars} chars: kept {kept_units} of {len(self.units)} units, "
-            f"{len(kept)} of {len(self.messages)} messages, "
-            f"{estimate_context_chars(kept)} chars used"
+        return words().trim_summary(
+            self.max_chars,
+            kept_units,
+            len(self.units),
+            len(kept),
+            len(self.messages),
+            estimate_context_chars(kept),
         )
 
     def _window(self) -> tuple[list[tuple[int, list[Message], int, bool]], str, str]:
@@ -189,52 +205,53 @@ class TrimView:
         cut = next((i for i, (*_, is_kept) in enumerate(rows) if is_kept), len(rows))
         low, high = max(0, cut - self.window), min(len(rows), cut + self.window)
         older, newer = rows[:low], rows[high:]
-        before = f"… {len(older)} older units dropped, {sum(r[2] for r in older)} chars"
-        after = f"… {len(newer)} newer units kept, {sum(r[2] for r in newer)} chars"
+        before = words().older_dropped(len(older), sum(r[2] for r in older))
+        after = words().newer_kept(len(newer), sum(r[2] for r in newer))
         return rows[low:high], before if older else "", after if newer else ""
 
     def __repr__(self) -> str:
         shown, before, after = self._window()
         rows = [self.summary()] + ([f"  {before}"] if before else [])
         width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
+        w = words()
         for number, unit, chars, is_kept in shown:
-            state = "kept   " if is_kept else "dropped"
-            rows.append(f"  {state} unit {number:>{width}}: {_unit_text(unit)}  {chars} chars")
+            state = w.kept if is_kept else w.dropped
+            name = w.unit(f"{number:>{width}}")
+            rows.append(f"  {state} {name}: {unit_text(unit)}  {w.chars(chars)}")
         return "\n".join(rows + ([f"  {after}"] if after else []))
 
     def _repr_html_(self) -> str:
+        w, colours = words(), palette()
         shown, before, after = self._window()
         boxes = "".join(
-            _unit_html(
-                unit, f"unit {number} · {chars} chars · {'kept' if is_kept else 'dropped'}", is_kept
-            )
+            _unit_html(unit, w.unit_note(number, chars, w.kept if is_kept else w.dropped), is_kept)
             for number, unit, chars, is_kept in shown
         )
-        note = '<p style="color:#6b7280;margin:2px 0">{}</p>'
+        note = f'<p style="color:{colours.muted};margin:2px 0">{{}}</p>'
         boxes = (note.format(escape(before)) if before else "") + boxes
         boxes += note.format(escape(after)) if after else ""
         kept = self.kept
         used = estimate_context_chars(kept) if kept is not None else 0
         share = min(100, round(100 * used / self.max_chars))
         bar = (
-            f'<div style="background:#e5e7eb;width:300px;height:8px;border-radius:4px">'
-            f'<div style="background:#10b981;width:{share}%;height:8px;border-radius:4px"></div>'
-            f"</div>"
+            f'<div style="background:{colours.bar_track};width:300px;height:8px;'
+            f'border-radius:4px"><div style="background:{colours.bar};width:{share}%;'
+            f'height:8px;border-radius:4px"></div></div>'
         )
-        colour = "#dc2626" if kept is None else "#111827"
-        return f'<div><p style="color:{colour}">{escape(self.summary())}</p>{bar}{boxes}</div>'
+        colour = colours.error if kept is None else colours.text
+        return page(f'<p style="color:{colour}">{escape(self.summary())}</p>{bar}{boxes}')
 
 
 # --- notebooks 04 and 06: the reverse scan, and disk beside what the model was sent ---------
 
 
 def _chip(index: int, message: Message, style: str) -> str:
-    colour = _ROLE_COLOURS[message.role]
     return (
         f'<span title="{escape(_detail(message))}" '
-        f'style="display:inline-block;{_BOX};margin-right:4px;{style}">'
-        f'<span style="color:#6b7280;font-size:smaller">{index}</span> '
-        f'<span style="color:{colour};font-weight:600">{escape(label(message))}</span></span>'
+        f'style="display:inline-block;{box()};margin-right:4px;{style}">'
+        f'<span style="color:{palette().muted};font-size:smaller">{index}</span> '
+        f'<span style="color:{_role_colour(message)};font-weight:600">'
+        f"{escape(label(message))}</span></span>"
     )
 
 
@@ -244,7 +261,7 @@ class ScanView:
 
     In each row: the message under `index` is outlined, the messages the inner search looked
     at are shaded, the found assistant is outlined in purple, and messages already cut into
-    units are greyed. `step_html(n)` draws one step (for a stepper widget).
+    units are struck through. `step_html(n)` draws one step (for a stepper widget).
     """
 
     messages: Sequence[Message]
@@ -254,34 +271,36 @@ class ScanView:
         return list(scan_steps(self.messages))
 
     def __repr__(self) -> str:
-        head = "history: " + " ".join(f"[{label(message)}]" for message in self.messages)
+        head = words().history + " ".join(f"[{label(message)}]" for message in self.messages)
         return "\n".join([head, *(repr(step) for step in self.steps)])
 
     def step_html(self, number: int) -> str:
         """Step `number` (1-based) as HTML: the history row, what happened, the units so far."""
+        colours = palette()
         step = self.steps[number - 1]
         chips = []
         for index, message in enumerate(self.messages):
             if index > step.index:
-                style = "opacity:0.45"  # already cut into units by earlier steps
+                # already cut into units by earlier steps: struck through, still legible
+                style = f"background:{colours.dropped};text-decoration:line-through"
             elif index == step.index:
-                style = "outline:3px solid #f59e0b"
+                style = f"outline:3px solid {colours.current}"
             elif index == step.found:
-                style = "outline:3px solid #7c3aed;background:#f5f3ff"
+                style = f"outline:3px solid {colours.found};background:{colours.found_fill}"
             elif index in step.looked_at:
-                style = "background:#fef3c7"
+                style = f"background:{colours.searched}"
             else:
                 style = ""
             chips.append(_chip(index, message, style))
         units = " ".join(
-            f'<span style="{_BOX};display:inline-block;background:#ecfdf5">'
-            f"{escape(_unit_text(unit))}</span>"
+            f'<span style="{box()};display:inline-block;background:{colours.kept}">'
+            f"{escape(unit_text(unit))}</span>"
             for unit in step.units
         )
-        return (
-            f"<div style='margin:6px 0'><b>step {step.number}</b>: {escape(step.explain())}"
-            f"<div>{''.join(chips)}</div>"
-            f"<div>units = {units}; index → {step.next_index}</div></div>"
+        return page(
+            f"<div style='margin:6px 0'><b>{escape(words().step(step.number))}</b>："
+            f"{escape(step.explain())}<div>{''.join(chips)}</div>"
+            f"<div>units = {units}；index → {step.next_index}</div></div>"
         )
 
     def _repr_html_(self) -> str:
@@ -321,12 +340,16 @@ class RunView:
 
     disk: Sequence[Message]
     requests: Sequence[Sequence[Message]]
+    budget: Budget = UNSTATED
+    """The budget the runs used, when the caller knows it (one for every request)."""
 
     @classmethod
-    def of(cls, session_path: PathLike, *clients: ScriptedClient) -> RunView:
+    def of(
+        cls, session_path: PathLike, *clients: ScriptedClient, budget: Budget = UNSTATED
+    ) -> RunView:
         """The file as it is now, and every request of `clients`, in order (runs in turn)."""
         requests = [request for client in clients for request in client.requests]
-        return cls(load_session(session_path), requests)
+        return cls(load_session(session_path), requests, budget)
 
     @cached_property
     def spans(self) -> list[tuple[int, int]]:
@@ -338,22 +361,25 @@ class RunView:
         return "●" if start <= index < end else "○" if index < end else " "
 
     def summary(self) -> str:
-        sent = ", ".join(
-            f"{end - start} of {end} ({estimate_context_chars(self.disk[start:end])} chars)"
-            for start, end in self.spans
-        )
-        return (
-            f"on disk: {len(self.disk)} messages, {estimate_context_chars(self.disk)} chars; "
-            f"{len(self.requests)} requests sent: {sent}"
-        )
+        """The file, then one line per request: the shared disk-beside-sent line."""
+        w = words()
+        head = w.run_summary(len(self.disk), estimate_context_chars(self.disk), len(self.requests))
+        rows = [head] + [
+            "  " + request_line(number, self.disk[:end], self.disk[start:end], self.budget)
+            for number, (start, end) in enumerate(self.spans, start=1)
+        ]
+        return "\n".join(rows)
 
     def __repr__(self) -> str:
+        w = words()
         numbers = range(1, len(self.requests) + 1)
+        width = _display_width(w.column_chars)
         rows = [
             self.summary(),
             (
-                f"  {'#':>3}  {'message':<16} {'chars':>5}  "
-                + " ".join(f"r{n:<2}" for n in numbers)
+                f"  {w.column_index:>3}  {_pad(w.column_message, 16)} "
+                f"{' ' * max(0, 5 - width)}{w.column_chars}  "
+                + " ".join(f"{w.column_request_short(n):<3}" for n in numbers)
             ).rstrip(),
         ]
         for index, message in enumerate(self.disk):
@@ -363,12 +389,19 @@ class RunView:
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
+        w, colours = words(), palette()
         numbers = range(1, len(self.requests) + 1)
-        colour = {"●": "#059669", "○": "#9ca3af", " ": "#ffffff"}
-        head = "".join(f"<th>request {n}</th>" for n in numbers)
+        colour = {"●": colours.sent, "○": colours.trimmed, " ": "transparent"}
+        head = _head(
+            w.column_index,
+            w.column_on_disk,
+            w.column_chars,
+            *(w.column_request(n) for n in numbers),
+        )
         body = "".join(
-            f"<tr><td>{index}</td><td>{_message_html(message)}</td>"
-            f"<td style='text-align:right'>{estimate_context_chars([message])}</td>"
+            f"<tr><td style='{NUMBER_CELL}'>{index}</td>"
+            f"<td style='{CELL}'>{_message_html(message)}</td>"
+            f"<td style='{NUMBER_CELL}'>{estimate_context_chars([message])}</td>"
             + "".join(
                 f"<td style='text-align:center;color:{colour[self.mark(index, n)]}'>"
                 f"{self.mark(index, n)}</td>"
@@ -377,11 +410,17 @@ class RunView:
             + "</tr>"
             for index, message in enumerate(self.disk)
         )
-        return (
-            f"<p>{escape(self.summary())}</p><table><thead><tr><th>#</th><th>on disk</th>"
-            f"<th>chars</th>{head}</tr></thead><tbody>{body}</tbody></table>"
-            "<p style='font-size:smaller'>● sent to the model, ○ on disk but trimmed away</p>"
+        summary = "".join(
+            f"<div>{escape(line.strip())}</div>" for line in self.summary().splitlines()
         )
+        return page(
+            f"{summary}<table>{head}<tbody>{body}</tbody></table>"
+            f"<p style='font-size:smaller'>{escape(w.run_legend)}</p>"
+        )
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - _display_width(text))
 
 
 def _display_width(text: str) -> int:
@@ -418,16 +457,13 @@ class Table:
         return "\n".join([line(table[0]), rule, *(line(row) for row in table[1:])])
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th style='text-align:left'>{escape(name)}</th>" for name in self.columns)
         body = "".join(
             "<tr>"
-            + "".join(
-                f"<td style='text-align:left'><code>{escape(cell)}</code></td>" for cell in row
-            )
+            + "".join(f"<td style='{CELL}'><code>{escape(cell)}</code></td>" for cell in row)
             + "</tr>"
             for row in self._cells()
         )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return page(f"<table>{_head(*self.columns)}<tbody>{body}</tbody></table>")
 
 
 @dataclass(frozen=True)
@@ -459,11 +495,8 @@ class FileView:
         return lines
 
     def summary(self) -> str:
-        lines = self.lines
-        parts = [f"{len(lines)} line{'' if len(lines) == 1 else 's'}", f"{len(self.text)} chars"]
-        if self.text and not self.text.endswith("\n"):
-            parts.append("no newline at end of file")
-        return (f"{self.name}: " if self.name else "") + ", ".join(parts)
+        newline_at_end = not self.text or self.text.endswith("\n")
+        return words().file_summary(self.name, len(self.lines), len(self.text), newline_at_end)
 
     def __repr__(self) -> str:
         rows = [self.summary()]
@@ -473,13 +506,21 @@ class FileView:
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr style='background:{'#fee2e2' if number == self.mark else 'transparent'}'>"
-            f"<td style='color:#9ca3af;text-align:right;user-select:none'>{number}</td>"
-            f"<td style='text-align:left;white-space:pre'><code>{escape(line)}</code></td></tr>"
-            for number, line in enumerate(self.lines, start=1)
-        )
-        return f"<p><b>{escape(self.summary())}</b></p><table>{rows}</table>"
+        marked = palette().marked_line
+        table = line_table(self.lines, lambda number: marked if number == self.mark else None)
+        return page(f"<p><b>{escape(self.summary())}</b></p>{table}")
+
+
+def line_table(lines: Sequence[str], background: Callable[[int], str | None]) -> str:
+    """Lines numbered from 1 as an editor shows them, each on the background
+    `background(number)` gives (`None`: none); the text is shown as it is."""
+    rows = "".join(
+        f"<tr style='background:{background(number) or 'transparent'}'>"
+        f"<td style='{NUMBER_CELL};color:{palette().muted};user-select:none'>{number}</td>"
+        f"<td style='{CELL};white-space:pre'><code>{escape(line)}</code></td></tr>"
+        for number, line in enumerate(lines, start=1)
+    )
+    return f"<table>{rows}</table>"
 
 
 class SideBySide:
@@ -497,7 +538,7 @@ class SideBySide:
             f"{_html_of(value)}</div>"
             for title, value in self.panels
         )
-        return f"<div style='display:flex;gap:24px;align-items:flex-start'>{columns}</div>"
+        return page(f"<div style='display:flex;gap:24px;align-items:flex-start'>{columns}</div>")
 
 
 def _html_of(value: object) -> str:

@@ -1,0 +1,132 @@
+"""How every view draws: one palette, one scale, switchable for a projector.
+
+    from mini_agent.teaching.style import set_display
+    set_display(scale=1.5, contrast="high")   # every view drawn after this is bigger, darker
+    set_display()                              # back to the default
+
+Views and widgets take their colours from `palette()` and wrap their HTML in `page()`, so
+the switch reaches all of them. Only HTML changes; the plain text (what nbval compares) never.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Contrast = Literal["normal", "high"]
+
+
+@dataclass(frozen=True)
+class Palette:
+    """The colours of one contrast level (CSS colour strings)."""
+
+    user: str
+    assistant: str
+    tool: str
+    error: str
+    text: str
+    muted: str
+    border: str
+    kept: str  # background of a kept unit
+    dropped: str  # background of a dropped unit
+    dropped_text: str  # text of a dropped unit: dimmer than kept, still easy to read
+    current: str  # the message the scan stands on (outline)
+    found: str  # the assistant the search found (outline)
+    found_fill: str
+    searched: str  # messages the inner search looked at
+    swept: str  # messages swept into the unit between the assistant and the result
+    marked_line: str  # a line an error points at
+    sent: str  # ● in RunView
+    trimmed: str  # ○ in RunView
+    bar: str
+    bar_track: str
+
+
+NORMAL = Palette(
+    user="#2563eb", assistant="#7c3aed", tool="#059669", error="#dc2626", text="#111827",
+    muted="#4b5563", border="#9ca3af", kept="#ecfdf5", dropped="#f3f4f6", dropped_text="#374151",
+    current="#f59e0b", found="#7c3aed", found_fill="#f5f3ff", searched="#fef3c7",
+    swept="#fef9c3", marked_line="#fee2e2", sent="#059669", trimmed="#6b7280", bar="#10b981",
+    bar_track="#e5e7eb",
+)  # fmt: skip
+HIGH = Palette(
+    user="#1e3a8a", assistant="#4c1d95", tool="#065f46", error="#991b1b", text="#000000",
+    muted="#1f2937", border="#111827", kept="#d1fae5", dropped="#e5e7eb", dropped_text="#111827",
+    current="#b45309", found="#4c1d95", found_fill="#ede9fe", searched="#fde68a",
+    swept="#fef08a", marked_line="#fecaca", sent="#065f46", trimmed="#1f2937", bar="#047857",
+    bar_track="#9ca3af",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Display:
+    """The display settings in force: a font scale and a contrast level."""
+
+    scale: float = 1.0
+    contrast: Contrast = "normal"
+
+    @property
+    def palette(self) -> Palette:
+        return HIGH if self.contrast == "high" else NORMAL
+
+
+_settings = Display()
+
+
+def set_display(scale: float = 1.0, contrast: Contrast = "normal") -> Display:
+    """Draw every view from now on at `scale` times the font size, in `contrast` colours.
+
+    `set_display(1.5, "high")` suits a projector; `set_display()` restores the default.
+    Returns the settings now in force (a notebook cell shows them).
+    """
+    global _settings
+    if not 0.5 <= scale <= 4:
+        raise ValueError(f"scale must be between 0.5 and 4, got {scale}")
+    if contrast not in ("normal", "high"):
+        raise ValueError(f'contrast must be "normal" or "high", got {contrast!r}')
+    _settings = Display(float(scale), contrast)
+    return _settings
+
+
+def display_settings() -> Display:
+    return _settings
+
+
+def palette() -> Palette:
+    return _settings.palette
+
+
+def box() -> str:
+    """The CSS of one unit's box."""
+    width = 2 if _settings.contrast == "high" else 1
+    return (
+        f"border:{width}px solid {palette().border};border-radius:6px;padding:4px 6px;margin:3px 0"
+    )
+
+
+_FOLLOW_SCALE = {
+    "code": "font-size:1em",
+    "pre": "font-size:1em",
+    "table": "font-size:1em;border-collapse:collapse",
+}
+
+
+def page(html: str) -> str:
+    """`html` at the display's scale and text colour, left-aligned (JupyterLab right-aligns
+    table cells unless told otherwise).
+
+    JupyterLab gives `code` and tables a fixed font size and drops `<style>` from untrusted
+    output, so each of them is told inline to follow the scale."""
+    for tag, style in _FOLLOW_SCALE.items():
+        html = html.replace(f"<{tag}>", f"<{tag} style='{style}'>")
+    # the size is the notebook's text size times the scale, not the parent's: a view inside a
+    # view (an explorer, SideBySide) is drawn at the same size, never scaled twice
+    size = f"calc(var(--jp-content-font-size1, 14px) * {_settings.scale:g})"
+    return (
+        f'<div class="mini-agent-view" style="font-size:{size};'
+        f'color:{palette().text};text-align:left;line-height:1.45">{html}</div>'
+    )
+
+
+CELL = "text-align:left;vertical-align:top;padding:2px 8px"
+NUMBER_CELL = "text-align:right;vertical-align:top;padding:2px 8px"

@@ -1,0 +1,337 @@
+"""Every word the teaching apparatus shows, in one place: Simplified Chinese for notebooks.
+
+Views, the scan trace, the steppers, the widgets and the exercise reports take their wording
+from `words()`, never from a literal of their own. Code, identifiers, JSON and the chapter's
+error phrases stay as they are. The CLI speaks English: it runs inside `english()`, and
+`EnglishWords` re-words what the CLI prints (the session, unit and trim views, the demo's
+request lines); everything the CLI never shows exists in Chinese only.
+
+`PASS` / `FAIL` stay as they are in exercise reports: the marks every test runner prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Final
+
+from ..context import estimate_context_chars
+from ..messages import Message
+
+PASS: Final = "PASS"
+FAIL: Final = "FAIL"
+NO_CAUSE: Final = "无（JSON 本身没问题）"
+"""What 07 prints as the cause of a record error: no decoding error lies beneath it."""
+
+
+class _Unstated:
+    """A budget the caller does not know (a view of a finished run): say nothing of it."""
+
+
+UNSTATED: Final = _Unstated()
+Budget = int | None | _Unstated
+
+
+class Words:
+    """The Chinese wording. Each method returns one string a reader sees."""
+
+    # --- counts --------------------------------------------------------------------------
+    def chars(self, count: int) -> str:
+        return f"{count} 字符"
+
+    def messages_chars(self, count: int, chars: int) -> str:
+        return f"{count} 条消息，{chars} 字符"
+
+    def units(self, count: int) -> str:
+        return f"{count} 个单元"
+
+    def unit(self, number: int | str) -> str:
+        return f"单元 {number}"
+
+    def lines(self, count: int) -> str:
+        return f"{count} 行"
+
+    # --- SessionView / RunView / FileView ---------------------------------------------------
+    column_index: str = "#"
+    column_message: str = "消息"
+    column_chars: str = "字符"
+    column_on_disk: str = "磁盘上"
+
+    def column_request(self, number: int) -> str:
+        return f"请求 {number}"
+
+    def column_request_short(self, number: int) -> str:
+        return f"r{number}"
+
+    run_legend: str = "● 这次请求发给了模型　○ 已在磁盘上、但被裁掉　空白：那时还没写入"
+
+    def run_summary(self, count: int, chars: int, requests: int) -> str:
+        return f"磁盘上 {self.messages_chars(count, chars)}；模型共收到 {requests} 次请求"
+
+    def file_summary(self, name: str, lines: int, chars: int, newline_at_end: bool) -> str:
+        parts = [self.lines(lines), self.chars(chars)]
+        if not newline_at_end:
+            parts.append("文件末尾没有换行")
+        return (f"{name}：" if name else "") + "，".join(parts)
+
+    # --- TrimView ----------------------------------------------------------------------------
+    kept: str = "保留"
+    dropped: str = "丢弃"
+
+    def trim_summary(
+        self, budget: int, kept_units: int, units: int, kept: int, messages: int, used: int
+    ) -> str:
+        return (
+            f"预算 {budget} 字符：保留 {kept_units}/{units} 个单元、"
+            f"{kept}/{messages} 条消息，用了 {used} 字符"
+        )
+
+    def trim_error(self, budget: int, error: str) -> str:
+        return f"预算 {budget} 字符：{error}"
+
+    def older_dropped(self, count: int, chars: int) -> str:
+        return f"… 更早的 {count} 个单元已丢弃，共 {chars} 字符"
+
+    def newer_kept(self, count: int, chars: int) -> str:
+        return f"… 更新的 {count} 个单元已保留，共 {chars} 字符"
+
+    def unit_note(self, number: int, chars: int, state: str = "") -> str:
+        return " · ".join(filter(None, [self.unit(number), self.chars(chars), state]))
+
+    # --- the scan (trace, ScanView, UnitScanStepper) ----------------------------------------
+    history: str = "历史："
+
+    def step(self, number: int) -> str:
+        return f"第 {number} 步"
+
+    def scan_alone(self) -> str:
+        return "不是工具结果，自成一个单元"
+
+    def scan_orphan(self, wanted: str) -> str:
+        return f"往回找遍也没有 assistant 声明 id={wanted}，是孤立结果，自成一个单元"
+
+    def scan_found(self, wanted: str, found: int, start: int, end: int) -> str:
+        return (
+            f"往回找 id={wanted}，在 index={found} 找到 assistant，slice({start}, {end}) 是一个单元"
+        )
+
+    def scan_step(self, number: int, explain: str, units: str, next_index: int) -> str:
+        return f"{self.step(number)}：{explain}\n    units = {units}；index -> {next_index}"
+
+    def scan_start(self, index: int) -> str:
+        return f"开始：index={index}，units = []"
+
+    def scan_done(self, count: int, newest_first: str) -> str:
+        return f"完成：共 {count} 个单元；trim_context 从最新的单元往前装，顺序是 {newest_first}"
+
+    units_heading: str = "units"
+
+    # --- runs: the disk beside what was sent (one formatter for every printer) --------------
+    before_run: str = "运行前"
+    after_run: str = "运行后"
+
+    def request(self, number: int) -> str:
+        return f"第 {number} 次请求"
+
+    def budget(self, budget: Budget) -> str:
+        return "不设预算" if budget is None else f"预算 {budget}"
+
+    def request_line(
+        self, number: int, disk: int, disk_chars: int, sent: int, sent_chars: int, budget: Budget
+    ) -> str:
+        limit = "" if isinstance(budget, _Unstated) else f"（{self.budget(budget)}）"
+        return (
+            f"{self.request(number)}：磁盘上 {self.messages_chars(disk, disk_chars)}；"
+            f"发出 {self.messages_chars(sent, sent_chars)}{limit}"
+        )
+
+    def frame_head(self, title: str, lines: int) -> str:
+        return f"{title}：session.jsonl 有 {self.lines(lines)}"
+
+    session_file: str = "session.jsonl（磁盘）"
+    model_input: str = "模型收到的输入"
+    no_request: str = "（这一刻没有请求）"
+
+    # --- the session editor ------------------------------------------------------------------
+    def bad_line(self, number: int, text: str) -> str:
+        return f"  第 {number} 行：{text}"
+
+    # --- widgets -----------------------------------------------------------------------------
+    prev: str = "◀ 上一步"
+    next: str = "下一步 ▶"
+    play: str = "播放"
+    step_slider: str = "步骤"
+    moment_slider: str = "时刻"
+    budget_slider: str = "max_chars"  # the parameter's own name
+
+    # --- exercise reports --------------------------------------------------------------------
+    def report_summary(self, title: str, passed: int, cases: int) -> str:
+        return f"{title}：{cases} 个用例，通过 {passed} 个"
+
+    def should(self, kind: str, value: str) -> str:
+        return f"应当{'抛出' if kind == 'error' else '返回'} {value}"
+
+    def but(self, kind: str, value: str) -> str:
+        return f"实际{'抛出了' if kind == 'error' else '返回了'} {value}"
+
+    def should_but(self, expected: str, got: str) -> str:
+        return f"{expected}，但{got}"
+
+    any_exception: str = "应当抛出异常（哪种都行）"
+
+    def should_raise_starting(self, phrase: str) -> str:
+        return f"应当抛出以 '{phrase}' 开头的错误"
+
+    def should_raise_message(self, message: str) -> str:
+        return f"应当抛出消息为 '{message}' 的错误"
+
+    # --- 06: choose context_max_chars ---------------------------------------------------------
+    def keeps_question(self, number: int) -> str:
+        return f"{self.request(number)}仍然带着用户的提问（#0 user）"
+
+    budget_not_positive: str = "预算应当是正整数（int，至少 1）"
+    question_dropped: str = "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
+    smallest_budget: str = "这是做得到这一点的最小预算"
+
+    def sent_span(self, first: int, end: int) -> str:
+        kept = "，带着提问" if first == 0 else "，提问被裁掉" if end else ""
+        return f"：发出 #{first} 到 #{end - 1}{kept}" if end else ""
+
+    def budget_vs_least(self, budget: int, least: int) -> str:
+        if budget == least:
+            return ""
+        return "还有更小的预算也做得到" if budget > least else "这个预算装不下提问"
+
+    # --- 07: record() ------------------------------------------------------------------------
+    record_case_with_path: str = "有 session_path：每条消息既进内存，也追加到磁盘"
+    record_case_restart: str = "重启续上：从磁盘读回之后接着记录"
+    record_case_without_path: str = "没有 session_path：只记在内存里"
+    record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
+    record_swallowed: str = "写盘失败了，record 却正常返回：磁盘和内存从此不一致，而且没人知道"
+    record_memory_ahead: str = (
+        "写盘失败了，消息却已经进了内存：内存比磁盘多一条，下一次请求发出的就不是磁盘上的记录"
+        "（先写磁盘、成功后再进内存，就不会这样）"
+    )
+
+    def record_raised(self, count: int, tag: str, error: str) -> str:
+        return f"第 {count} 次 record（{tag}）抛出了 {error}"
+
+    def record_differs(
+        self, count: int, tag: str, where: str, expected: Sequence[str], got: Sequence[str]
+    ) -> str:
+        """After record call `count`, `where` (内存 or 磁盘上) differs: shown from the first
+        message that differs, each as `#index label`."""
+        same = 0
+        while same < min(len(expected), len(got)) and expected[same] == got[same]:
+            same += 1
+
+        def shown(tags: Sequence[str]) -> str:
+            rest = [f"#{i} {t}" for i, t in enumerate(tags) if i >= same]
+            return "[" + ", ".join((["…"] if same else []) + rest) + "]"
+
+        return (
+            f"第 {count} 次 record（{tag}）之后，{where}应当有 {len(expected)} 条 {shown(expected)}，"
+            f"实际有 {len(got)} 条 {shown(got)}"
+        )
+
+    memory: str = "内存"
+    disk: str = "磁盘上"
+
+    # --- notebook 06's demo ------------------------------------------------------------------
+    def demo_state(self, lines: int, stages: Sequence[str]) -> str:
+        done = "、".join(stages) if stages else "还没有"
+        return f"演示 06：session.jsonl 有 {lines} 行；已准备的阶段：{done}"
+
+
+class EnglishWords(Words):
+    """The CLI's wording: only what `show`, `trim` and `demo` print is re-worded."""
+
+    def chars(self, count: int) -> str:
+        return f"{count} chars"
+
+    def messages_chars(self, count: int, chars: int) -> str:
+        return f"{count} messages, {chars} chars"
+
+    def units(self, count: int) -> str:
+        return f"{count} unit" if count == 1 else f"{count} units"
+
+    def unit(self, number: int | str) -> str:
+        return f"unit {number}"
+
+    kept = "kept   "
+    dropped = "dropped"
+
+    def trim_summary(
+        self, budget: int, kept_units: int, units: int, kept: int, messages: int, used: int
+    ) -> str:
+        return (
+            f"budget {budget} chars: kept {kept_units} of {units} units, "
+            f"{kept} of {messages} messages, {used} chars used"
+        )
+
+    def trim_error(self, budget: int, error: str) -> str:
+        return f"budget {budget} chars: {error}"
+
+    def older_dropped(self, count: int, chars: int) -> str:
+        return f"… {count} older units dropped, {chars} chars"
+
+    def newer_kept(self, count: int, chars: int) -> str:
+        return f"… {count} newer units kept, {chars} chars"
+
+    def budget(self, budget: Budget) -> str:
+        return "no budget" if budget is None else f"budget {budget}"
+
+    def request_line(
+        self, number: int, disk: int, disk_chars: int, sent: int, sent_chars: int, budget: Budget
+    ) -> str:
+        limit = "" if isinstance(budget, _Unstated) else f" ({self.budget(budget)})"
+        return (
+            f"[request {number}] on disk: {self.messages_chars(disk, disk_chars)}; "
+            f"sent: {self.messages_chars(sent, sent_chars)}{limit}"
+        )
+
+
+CHINESE: Final = Words()
+ENGLISH: Final = EnglishWords()
+_current: ContextVar[Words] = ContextVar("mini_agent_teaching_words", default=CHINESE)
+
+
+def words() -> Words:
+    """The wording in force: Chinese, unless inside `english()`."""
+    return _current.get()
+
+
+@contextmanager
+def english() -> Iterator[None]:
+    """Speak English inside this block (the CLI's commands run in one)."""
+    token = _current.set(ENGLISH)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def request_line(
+    number: int,
+    disk: Sequence[Message],
+    sent: Sequence[Message],
+    budget: Budget = UNSTATED,
+    wording: Words | None = None,
+) -> str:
+    """One line: what is on disk beside what request `number` sent — the one printer that the
+    demo, the run stepper, `RunView` and `chat` share. `wording`: `ENGLISH` for the CLI;
+    default `words()`."""
+    return (wording or words()).request_line(
+        number,
+        len(disk),
+        estimate_context_chars(disk),
+        len(sent),
+        estimate_context_chars(sent),
+        budget,
+    )
+
+
+def error_cause(err: BaseException) -> str:
+    """The type of the error beneath `err` (a JSON decoding error), or `NO_CAUSE`."""
+    return type(err.__cause__).__name__ if err.__cause__ is not None else NO_CAUSE

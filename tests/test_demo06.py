@@ -1,0 +1,87 @@
+"""demo06.py: notebook 06 re-run live — any cell again, in any order, the same file."""
+
+from __future__ import annotations
+
+import pytest
+
+from mini_agent import ContextBudgetError, load_session, run_agent
+from mini_agent.teaching.demo06 import FIRST_RUN, RESTART, TOO_SMALL, Demo06, fresh_demo
+from mini_agent.teaching.views import RunView
+
+
+@pytest.fixture
+def demo() -> Demo06:
+    return fresh_demo()
+
+
+def first_run_cell(demo: Demo06, budget: int | None = 700) -> None:
+    """Notebook 06's first-run cell, as written with the helper."""
+    client = demo.client(FIRST_RUN)
+    run_agent(
+        FIRST_RUN.prompt,
+        client=client,
+        tools=demo.tools,
+        session_path=demo.session_path,
+        context_max_chars=budget,
+    )
+
+
+def test_a_fresh_demo_starts_with_no_file_in_a_folder_of_its_own(demo: Demo06) -> None:
+    other = fresh_demo()
+    assert demo.folder != other.folder
+    assert not demo.session_path.exists()
+    assert repr(demo) == "演示 06：session.jsonl 有 0 行；已准备的阶段：还没有"
+
+
+def test_running_the_first_cell_twice_gives_the_same_file(demo: Demo06) -> None:
+    first_run_cell(demo)
+    once = demo.session_path.read_bytes()
+    first_run_cell(demo)  # no ScriptExhaustedError, no doubled file
+    assert demo.session_path.read_bytes() == once
+    assert len(load_session(demo.session_path)) == 8
+
+
+def test_the_restart_runs_on_what_the_first_run_left_whatever_its_budget(demo: Demo06) -> None:
+    first_run_cell(demo, budget=None)
+    demo.run(RESTART)
+    after = demo.session_path.read_bytes()
+    demo.run(RESTART)  # re-run the restart cell
+    assert demo.session_path.read_bytes() == after
+    assert len(load_session(demo.session_path)) == 10
+    fresh = fresh_demo()
+    fresh.run(RESTART)  # the first run never ran in this one: it is rebuilt
+    assert fresh.session_path.read_bytes() == after
+
+
+def test_the_run_view_matches_notebook_06s_figures(demo: Demo06) -> None:
+    first_run_cell(demo)
+    view = demo.run_view()
+    assert [(end - start, end) for start, end in view.spans] == [(1, 1), (4, 4), (6, 7)]
+    demo.run(RESTART)
+    both = demo.run_view()
+    assert both == RunView.of(demo.session_path, *demo.clients.values())
+    assert both.spans[-1] == (4, 9)
+
+
+def test_the_too_small_budget_raises_and_records_the_prompt_once(demo: Demo06) -> None:
+    for _ in range(2):  # the cell run twice
+        with pytest.raises(ContextBudgetError):
+            demo.run(TOO_SMALL)
+        history = load_session(demo.session_path)
+        assert len(history) == 11 and history[-1].content == TOO_SMALL.prompt
+        assert demo.clients[TOO_SMALL.name].requests == []
+
+
+def test_reset_starts_again_in_a_new_empty_folder(demo: Demo06) -> None:
+    first_run_cell(demo)
+    old = demo.folder
+    assert demo.reset() is demo
+    assert not old.exists() and demo.folder != old
+    assert not demo.session_path.exists() and demo.clients == {}
+    assert "还没有" in repr(demo)
+
+
+def test_the_demos_repr_names_no_folder(demo: Demo06) -> None:
+    demo.run(RESTART)
+    assert repr(demo) == "演示 06：session.jsonl 有 10 行；已准备的阶段：第一次运行、重启续上"
+    assert str(demo.folder) not in repr(demo)
