@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from mini_agent.teaching import chapter, mistakes
 from mini_agent.teaching.chapter_reference import literal_units
 from mini_agent.teaching.errors import NoErrorRaised, show_error
 from mini_agent.teaching.source import show_source, source_of
+from mini_agent.teaching.unprivileged import run_unprivileged
 
 ROOT = Path(__file__).resolve().parent.parent
 # The chapter is the book's text, not part of the kit: checked against it where it is present
@@ -190,3 +192,23 @@ def test_the_off_by_one_splits_an_assistant_at_index_zero_from_its_result() -> N
     history: list[Message] = [AssistantMessage("", [read("a")]), ToolMessage("a", "A")]
     assert mistakes.units_off_by_one(history) == [[history[0]], [history[1]]]
     assert context_units(history) == [history]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and file permission bits")
+def test_an_unprivileged_read_of_a_mode_000_file_really_fails() -> None:
+    # under /tmp, not pytest's 0700 base folder: only the file's own mode may refuse the read
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o755)
+        path = Path(folder) / "locked.jsonl"
+        path.write_text('{"role":"user","content":"x"}\n', encoding="utf-8")
+        path.chmod(0)
+        shown = run_unprivileged(lambda: show_error(lambda: load_session(path), PermissionError))
+        assert shown.startswith("PermissionError: [Errno 13] Permission denied")
+        path.chmod(0o644)
+        assert run_unprivileged(lambda: len(load_session(path))) == "1"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_failure_in_the_unprivileged_action_is_not_swallowed() -> None:
+    with pytest.raises((RuntimeError, NoErrorRaised), match=r"NoErrorRaised|应当报错"):
+        run_unprivileged(lambda: show_error(lambda: 1, OSError))
