@@ -41,7 +41,7 @@ def clean(notebook: Any) -> Any:
 
 def regenerate(path: Path, timeout: int = 300) -> float:
     """Execute `path` in a fresh kernel (cwd: its folder), clean it, save it; seconds taken."""
-    notebook = nbformat.read(path, as_version=4)
+    notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     client = NotebookClient(
         notebook,
         timeout=timeout,
@@ -53,7 +53,7 @@ def regenerate(path: Path, timeout: int = 300) -> float:
     start = time.perf_counter()
     client.execute()
     elapsed = time.perf_counter() - start
-    nbformat.write(clean(notebook), path)
+    nbformat.write(clean(notebook), path)  # type: ignore[no-untyped-call]
     return elapsed
 
 
