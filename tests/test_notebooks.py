@@ -216,3 +216,33 @@ def test_the_sanitizer_is_well_formed_and_matches_what_it_is_for() -> None:
     pairs = sanitize_pairs()
     for sample in samples:
         assert any(re.search(regex, sample) for regex, _ in pairs), sample
+
+
+def test_regeneration_drops_only_what_no_reader_sees() -> None:
+    import importlib.util
+
+    import nbformat
+
+    spec = importlib.util.spec_from_file_location(
+        "regenerate_notebooks", ROOT / "tools" / "regenerate_notebooks.py"
+    )
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    v4: Any = nbformat.v4  # nbformat ships no type hints
+    cell = v4.new_code_cell("print(1); widget")
+    cell.metadata["execution"] = {"iopub.execute_input": "2026-12-01T07:00:00Z"}
+    cell.outputs = [
+        v4.new_output("stream", name="stdout", text="a"),
+        v4.new_output("stream", name="stdout", text="b\n"),
+        v4.new_output(
+            "display_data", data={WIDGET_VIEW: {"model_id": "abc"}, "text/plain": "步骤 1"}
+        ),
+    ]
+    notebook = v4.new_notebook(cells=[cell], metadata={"widgets": {"state": {}}})
+    cleaned = tool.clean(notebook)
+    assert "widgets" not in cleaned.metadata
+    assert "execution" not in cleaned.cells[0].metadata
+    outputs = cleaned.cells[0].outputs
+    assert [output.get("text") for output in outputs] == ["ab\n", None]
+    assert outputs[1]["data"] == {"text/plain": "步骤 1"}

@@ -6,7 +6,8 @@ drop the run-to-run noise that nbval does not compare and a reader does not need
 
 Dropped: the notebook-level widget state (`metadata.widgets`, ~36 KB of fresh model ids per
 run), per-cell timing metadata (`metadata.execution`), and the widget-view entry of an
-output, whose model id is new each run and points at state that is not stored. Every output a
+output, whose model id is new each run and points at state that is not stored. Adjacent
+stream outputs are joined (the kernel splits one print into messages differently each run). Every output a
 reader sees stays: a widget's output keeps its text (and HTML) form, which is what a reader
 without a kernel sees and what nbval compares. Run twice, `git diff` is then empty except in
 cells tagged `nbval-ignore-output` (timings).
@@ -36,7 +37,27 @@ def clean(notebook: Any) -> Any:
         cell.metadata.pop("execution", None)
         for output in cell.get("outputs", []):
             output.get("data", {}).pop(WIDGET_VIEW, None)
+        if "outputs" in cell:
+            cell.outputs = coalesce_streams(cell.outputs)
     return notebook
+
+
+def coalesce_streams(outputs: list[Any]) -> list[Any]:
+    """One output per run of stdout (or stderr) text: how the kernel splits a print into
+    messages varies from run to run; the text does not (nbval compares it joined, too)."""
+    merged: list[Any] = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and output.get("output_type") == "stream"
+            and previous.get("output_type") == "stream"
+            and output.get("name") == previous.get("name")
+        ):
+            previous["text"] = "".join(previous["text"]) + "".join(output["text"])
+        else:
+            merged.append(output)
+    return merged
 
 
 def regenerate(path: Path, timeout: int = 300) -> float:
