@@ -43,3 +43,44 @@ def test_the_guide_links_only_to_notebooks_that_exist() -> None:
         if "](" in row:
             target = row.split("](")[1].split(")")[0]
             assert (GUIDE.parent / target).exists(), target
+
+
+CHEATSHEET = GUIDE.parent / "cheatsheet.md"
+
+
+def test_the_guide_links_the_instructor_path_and_the_cheat_sheet() -> None:
+    links = "\n".join(map_rows())
+    assert "](95_instructor.ipynb)" in links and "](cheatsheet.md)" in links
+
+
+def test_the_cheat_sheet_quotes_every_error_phrase_exactly() -> None:
+    from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
+    from mini_agent.session import INVALID_JSON, INVALID_RECORD
+
+    text = CHEATSHEET.read_text(encoding="utf-8")
+    for phrase in (
+        f"{INVALID_JSON} N",
+        f"{INVALID_RECORD} N",
+        SMALLEST_UNIT_TOO_BIG,
+        EMPTY_CONTEXT,
+    ):
+        assert f"`{phrase}`" in text, phrase
+    assert "`unknown tool: NAME`" in text
+
+
+def test_every_python_name_in_the_cheat_sheet_exists() -> None:
+    import re
+
+    import mini_agent
+    from mini_agent import session
+
+    text = CHEATSHEET.read_text(encoding="utf-8")
+    table = text.split("## TypeScript → Python 名字对照")[1].split("\n## ")[0]
+    rows = [row.replace("\\|", "") for row in table.splitlines() if row.startswith("| `")]
+    python_side = [row.split("|")[2] for row in rows]
+    names = {name for cell in python_side for name in re.findall(r"`([a-z_]+)\(", cell)}
+    assert names >= {"parse_session_message", "load_session", "append_session", "trim_context"}
+    for name in names:
+        assert hasattr(mini_agent, name), name
+    for name in ("record", "calls"):
+        assert callable(getattr(session, name))

@@ -1,0 +1,54 @@
+"""Show an expected error without raising it, so that Run All goes on (JupyterLite's Run All
+stops at any raising cell) while the stored output still carries the chapter's phrase.
+
+`show_error(lambda: load_session(path), SessionFormatError)` displays
+`SessionFormatError: invalid session JSON at line 2: …`. If nothing is raised, or another
+type of error is, the cell fails loudly: a regression cannot pass as a shown error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from html import escape
+
+
+class NoErrorRaised(AssertionError):
+    """The cell expected an error and the code ran through."""
+
+
+@dataclass(frozen=True)
+class ShownError:
+    """An exception caught on purpose: its type name and message, as a traceback's last line."""
+
+    error: BaseException
+
+    @property
+    def name(self) -> str:
+        return type(self.error).__name__
+
+    @property
+    def message(self) -> str:
+        return str(self.error)
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {self.message}" if self.message else self.name
+
+    def _repr_html_(self) -> str:
+        return (
+            "<pre style='color:#b00020;font-weight:bold;white-space:pre-wrap;text-align:left'>"
+            f"{escape(repr(self))}</pre>"
+        )
+
+
+def show_error(
+    action: Callable[[], object],
+    expected: type[BaseException] | tuple[type[BaseException], ...] = Exception,
+) -> ShownError:
+    """Run `action`; return the `expected` error it raises, for display. Any other error
+    propagates unchanged; no error at all raises `NoErrorRaised`."""
+    try:
+        value = action()
+    except expected as err:
+        return ShownError(err)
+    raise NoErrorRaised(f"这里应当报错，却返回了 {value!r}")

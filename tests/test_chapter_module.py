@@ -1,0 +1,214 @@
+"""The chapter's quotes (teaching/chapter.py) are the chapter's bytes; the notebooks' helpers
+around them (source views, shown errors, injected mistakes) do what the notebooks say."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from mini_agent import (
+    AssistantMessage,
+    Message,
+    SessionFormatError,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    context_units,
+    load_session,
+    parse_session_message,
+    run_agent,
+)
+from mini_agent.session import calls
+from mini_agent.teaching import chapter, mistakes
+from mini_agent.teaching.chapter_reference import literal_units
+from mini_agent.teaching.errors import NoErrorRaised, show_error
+from mini_agent.teaching.source import show_source, source_of
+from mini_agent.teaching.unprivileged import run_unprivileged
+
+ROOT = Path(__file__).resolve().parent.parent
+# The chapter is the book's text, not part of the kit: checked against it where it is present
+# (CHAPTER_34_TEXT or the authors' shared folder), and always against the SHA-256 digests
+# taken from the chapter's text when the quotes were made (chapter_quotes.sha256.json).
+CHAPTER = Path(os.environ.get("CHAPTER_34_TEXT", "/work/shared/seed/chapter-34-session.txt"))
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def quoted_items() -> list[tuple[str, str]]:
+    excerpts = [(name, getattr(chapter, name).text) for name in chapter.__dict__ if _is(name)]
+    tables = [
+        (f"{name} line {i}", line)
+        for name, table in vars(chapter).items()
+        if isinstance(table, chapter.ChapterTable)
+        for i, line in enumerate(table.lines())
+    ]
+    tests = [(f"test {t.chapter_says}", t.chapter_says) for t in chapter.CHAPTER_TESTS]
+    return excerpts + tables + tests
+
+
+def _is(name: str) -> bool:
+    return isinstance(getattr(chapter, name), chapter.Excerpt)
+
+
+DIGESTS_FILE = Path(__file__).with_name("chapter_quotes.sha256.json")
+
+
+@pytest.mark.parametrize(("name", "text"), quoted_items(), ids=lambda value: str(value)[:40])
+def test_every_quote_is_the_chapters_text_byte_for_byte(name: str, text: str) -> None:
+    digests = json.loads(DIGESTS_FILE.read_text(encoding="utf-8"))
+    assert digests[name] == digest(text), f"{name} differs from the chapter as first quoted"
+    if CHAPTER.exists():
+        assert CHAPTER.read_text(encoding="utf-8").count(text) >= 1
+
+
+def test_every_excerpt_and_table_is_listed_once() -> None:
+    excerpts = [v for v in vars(chapter).values() if isinstance(v, chapter.Excerpt)]
+    tables = [v for v in vars(chapter).values() if isinstance(v, chapter.ChapterTable)]
+    assert list(chapter.EXCERPTS) == excerpts
+    assert list(chapter.TABLES) == tables
+    assert len(tables) == 7
+
+
+def test_the_chapter_tests_map_to_pytest_ids_that_exist() -> None:
+    source = (ROOT / "tests" / "test_chapter_cases.py").read_text(encoding="utf-8")
+    ids = [pytest_id for test in chapter.CHAPTER_TESTS for pytest_id in test.pytest_ids]
+    assert len(ids) == len(set(ids))
+    for pytest_id in ids:
+        function = pytest_id.split("::")[1].split("[")[0]
+        assert f"def {function}(" in source, pytest_id
+        if "[" in pytest_id:
+            assert f'"{pytest_id.split("[")[1].rstrip("]")}"' in source, pytest_id
+    functions = set(re.findall(r"^def (test_\w+)", source, re.M))
+    mapped = {pytest_id.split("::")[1].split("[")[0] for pytest_id in ids}
+    assert functions == mapped, "every chapter case is shown in 07's acceptance table"
+
+
+def test_beside_adds_one_column_and_refuses_a_wrong_count() -> None:
+    table = chapter.GUARANTEES.beside("本包", ["a", "b", "c"])
+    assert list(table.columns) == ["机制", "当前保证", "未保证", "本包"]
+    assert [row[-1] for row in table.rows] == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="3 rows, but 2 cells"):
+        chapter.GUARANTEES.beside("本包", ["a", "b"])
+
+
+def test_source_view_shows_the_package_code_beside_the_excerpt() -> None:
+    view = show_source(calls, chapter.CALLS)
+    text = repr(view)
+    assert text.index("def calls(value: object)") < text.index("function calls(value: unknown)")
+    assert "本包 mini_agent.session.calls" in text
+    html = view._repr_html_()
+    assert "display:flex" in html and "&quot;input&quot; in item" in html
+
+
+def test_source_of_a_nested_block_stops_at_its_end() -> None:
+    record = source_of(run_agent, part="def record")
+    assert record.splitlines()[0] == "def record(message: Message) -> None:"
+    assert "append_session(session_path, message)" in record
+    assert "UserMessage(prompt)" not in record
+    with pytest.raises(ValueError, match="0 blocks"):
+        source_of(run_agent, part="def nowhere")
+
+
+def test_show_error_shows_the_expected_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role":"user","content":"x"}\n{"role":"user"\n', encoding="utf-8")
+    shown = show_error(lambda: load_session(path), SessionFormatError)
+    assert repr(shown).startswith("SessionFormatError: invalid session JSON at line 2: ")
+    assert "invalid session JSON at line 2" in shown._repr_html_()
+
+
+def test_show_error_fails_loudly_without_an_error_or_with_another_one(tmp_path: Path) -> None:
+    with pytest.raises(NoErrorRaised):
+        show_error(lambda: load_session(tmp_path / "missing.jsonl"), SessionFormatError)
+    with pytest.raises(IsADirectoryError):
+        show_error(lambda: load_session(tmp_path), SessionFormatError)
+
+
+DISCRIMINATION_ROWS = [
+    '{"role":"user","content":"x"}',
+    '{"role":"user","content":null}',
+    '{"role":"assistant","content":"x","toolCalls":[]}',
+    '{"role":"assistant","content":null,"toolCalls":[]}',
+    '{"role":"assistant","toolCalls":[]}',
+    '{"role":"tool","content":"ok","toolCallId":"a","isError":false}',
+    '{"role":"tool","content":7,"toolCallId":"a","isError":false}',
+    '{"role":"nope","content":"x"}',
+]
+
+
+def test_moving_the_precondition_breaks_exactly_the_rows_without_a_str_content() -> None:
+    wrong = [
+        line
+        for line in DISCRIMINATION_ROWS
+        if mistakes.parse_with_precondition_in_user_branch(json.loads(line))
+        != parse_session_message(json.loads(line))
+    ]
+    assert wrong == [
+        '{"role":"assistant","content":null,"toolCalls":[]}',
+        '{"role":"assistant","toolCalls":[]}',
+        '{"role":"tool","content":7,"toolCallId":"a","isError":false}',
+    ]
+
+
+def read(call_id: str) -> ToolCall:
+    return ToolCall(call_id, "read", {"path": call_id})
+
+
+CLEAN: list[Message] = [
+    UserMessage("q"),
+    AssistantMessage("", [read("a"), read("b")]),
+    ToolMessage("a", "A"),
+    ToolMessage("b", "B"),
+    AssistantMessage("done"),
+]
+
+
+def test_the_injected_unit_mistakes_agree_with_the_chapter_on_clean_histories() -> None:
+    assert mistakes.units_without_index_check(CLEAN) == literal_units(CLEAN)
+    assert mistakes.units_off_by_one(CLEAN) == literal_units(CLEAN) == context_units(CLEAN)
+
+
+def test_dropping_the_index_check_loses_an_orphan_or_swallows_history() -> None:
+    orphan_last: list[Message] = [*CLEAN, ToolMessage("x", "orphan")]
+    assert mistakes.units_without_index_check(orphan_last) == [[orphan_last[-1]]]
+    orphan_inside: list[Message] = [
+        UserMessage("q"),
+        ToolMessage("x", "orphan"),
+        UserMessage("next"),
+    ]
+    assert mistakes.units_without_index_check(orphan_inside) == [[], [orphan_inside[-1]]]
+    assert context_units(orphan_inside) == [[m] for m in orphan_inside]
+
+
+def test_the_off_by_one_splits_an_assistant_at_index_zero_from_its_result() -> None:
+    history: list[Message] = [AssistantMessage("", [read("a")]), ToolMessage("a", "A")]
+    assert mistakes.units_off_by_one(history) == [[history[0]], [history[1]]]
+    assert context_units(history) == [history]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and file permission bits")
+def test_an_unprivileged_read_of_a_mode_000_file_really_fails() -> None:
+    # under /tmp, not pytest's 0700 base folder: only the file's own mode may refuse the read
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o755)
+        path = Path(folder) / "locked.jsonl"
+        path.write_text('{"role":"user","content":"x"}\n', encoding="utf-8")
+        path.chmod(0)
+        shown = run_unprivileged(lambda: show_error(lambda: load_session(path), PermissionError))
+        assert shown.startswith("PermissionError: [Errno 13] Permission denied")
+        path.chmod(0o644)
+        assert run_unprivileged(lambda: len(load_session(path))) == "1"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_failure_in_the_unprivileged_action_is_not_swallowed() -> None:
+    with pytest.raises((RuntimeError, NoErrorRaised), match=r"NoErrorRaised|应当报错"):
+        run_unprivileged(lambda: show_error(lambda: 1, OSError))
