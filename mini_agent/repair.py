@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .durable import PathLike, open_locked, read_at, sync_folder, write_all
+from .durable import (
+    PathLike,
+    claim_name,
+    copy_mode_and_owner,
+    open_locked,
+    read_at,
+    release,
+    sync_folder,
+    write_all,
+)
 from .messages import Message
 from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
 
@@ -73,7 +81,7 @@ def repair_session(path: PathLike) -> RepairReport:
         _replace_session(_synced_copy(session, kept, info), session)
         return RepairReport(shown, tuple(messages), tail, last_line, backup)
     finally:
-        os.close(fd)
+        release(fd)
 
 
 def _is_torn(tail: bytes, path: Path, line: int) -> bool:
@@ -93,9 +101,7 @@ def _synced_copy(session: Path, data: bytes, like: os.stat_result) -> Path:
     fd, name = tempfile.mkstemp(dir=session.parent, prefix=f".{session.name}.", suffix=".tmp")
     try:
         write_all(fd, data)
-        os.fchmod(fd, stat.S_IMODE(like.st_mode))
-        with contextlib.suppress(PermissionError):  # only root may give a file away
-            os.fchown(fd, like.st_uid, like.st_gid)
+        copy_mode_and_owner(fd, name, like)  # fchmod/fchown are Unix-only
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -108,7 +114,8 @@ def _synced_copy(session: Path, data: bytes, like: os.stat_result) -> Path:
 def _install_backup(temporary: Path, session: Path) -> Path:
     """Give a synced temporary file the first free name `PATH.torn`, `PATH.torn.2`, …
 
-    `os.link` fails on an existing name, so an older backup is never overwritten.
+    The name is claimed with an exclusive create (`os.link` is missing on Pyodide), so an
+    older backup is never overwritten; the file then takes the name it claimed, atomically.
     """
     number = 1
     try:
@@ -116,14 +123,20 @@ def _install_backup(temporary: Path, session: Path) -> Path:
             suffix = BACKUP_SUFFIX if number == 1 else f"{BACKUP_SUFFIX}.{number}"
             backup = session.with_name(session.name + suffix)
             try:
-                os.link(temporary, backup)
+                claim_name(backup)
             except FileExistsError:
                 number += 1
                 continue
+            try:
+                os.replace(temporary, backup)
+            except BaseException:
+                os.unlink(backup)
+                raise
             sync_folder(session.parent)
             return backup
     finally:
-        os.unlink(temporary)
+        with contextlib.suppress(FileNotFoundError):  # renamed into the backup
+            os.unlink(temporary)
 
 
 def _replace_session(temporary: Path, session: Path) -> None:
