@@ -15,6 +15,7 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 import threading
 from collections.abc import Callable
 
@@ -32,9 +33,10 @@ except ImportError:  # Windows: no advisory lock
 
 
 def has_lock() -> bool:
-    """Whether appenders and loaders here serialise through an advisory lock (not on Windows
-    or Pyodide, whose `fcntl` has no `flock`); docs/DURABILITY.md says what that means."""
-    return hasattr(fcntl, "flock")
+    """Whether appenders and loaders here serialise through an advisory lock: not on Windows
+    (no `fcntl`), nor on Pyodide, whose `flock` is missing or does nothing (one process, one
+    thread: nothing to serialise). docs/DURABILITY.md says what that means."""
+    return hasattr(fcntl, "flock") and sys.platform != "emscripten"
 
 
 class NotARegularFileError(OSError):
