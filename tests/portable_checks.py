@@ -25,12 +25,12 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     append_session,
+    durable,
     estimate_context_chars,
     load_session,
     run_agent,
     trim_context,
 )
-from mini_agent import durable
 from mini_agent.repair import repair_session
 
 HISTORY: list[Message] = [

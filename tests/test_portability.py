@@ -72,7 +72,7 @@ def test_every_public_function_works_without_the_unix_only_pieces(
 
 def test_the_prelude_really_hides_what_it_names(tmp_path: Path) -> None:
     # A check that cannot fail is worthless: the same prelude, then try the hidden pieces.
-    code = PRELUDE.format(hidden=WINDOWS_OS + ("link",), fcntl="missing", checks="", folder="")
+    code = PRELUDE.format(hidden=(*WINDOWS_OS, "link"), fcntl="missing", checks="", folder="")
     code = code.split("sys.argv =")[0] + textwrap.dedent(
         """
         missing = [name for name in hidden if hasattr(os, name)]
