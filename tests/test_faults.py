@@ -164,12 +164,15 @@ FORK_DURING_APPEND = textwrap.dedent(
     thread.start()
     locked.wait(30)
     read_end, write_end = os.pipe()
+    ready_read, ready_write = os.pipe()
     child = os.fork()
     if child == 0:  # the child lives on, as a long tool or a server would
         os.close(write_end)
+        os.write(ready_write, b"r")  # past the fork handlers: what it holds now, it keeps
         os.read(read_end, 1)
         os._exit(0)
     os.close(read_end)
+    os.read(ready_read, 1)
     go.set()
     thread.join(30)
     print("appended", flush=True)
