@@ -4,6 +4,9 @@ The chapter's `appendSession` is one `appendFile` and admits "no lock or fsync".
 call, `append_line`, adds what a careful user expects: an advisory lock shared by every
 cooperating appender and `repair`, a newline guard (a record is never glued onto a last line
 that lacks its newline), a write that is completed or rolled back, and `fsync` on request.
+`read_session_file` reads under the shared lock, so a load never sees half a record. Both
+refuse anything but a regular file, and a forked child never keeps a lock (see the end).
+docs/DURABILITY.md says what holds on which platform.
 
 This module knows bytes and files, not messages: the session passes in the check of an
 unterminated last line, so `durable` never imports `session` (no import circle).

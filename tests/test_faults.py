@@ -144,8 +144,8 @@ def test_a_load_during_an_append_waits_for_the_whole_record(tmp_path: Path) -> N
 
 
 def test_loads_racing_appends_of_multi_megabyte_records_see_no_torn_line(tmp_path: Path) -> None:
-    tally = faults.racing_loads(tmp_path, loads=150, seconds=8, sizes=(1 << 20, 4 << 20), seed=11)
-    assert tally.errors == [] and tally.loads > 0 and tally.acknowledged > 0
+    tally = faults.racing_loads(tmp_path, loads=60, seconds=8, sizes=(1 << 20, 4 << 20), seed=11)
+    assert tally.errors == [] and tally.trials > 0 and tally.acknowledged > 0
 
 
 # --- 3. a fork during an append does not take the lock with it ------------------------------------
