@@ -1,4 +1,9 @@
-"""Nothing lost under faults: concurrent appenders, failed writes, OS errors, big sessions."""
+"""Nothing lost under faults: concurrent appenders, failed writes, OS errors, big sessions.
+
+The patched `os.write`/`os.ftruncate`/`os.fsync` below reach, on demand, what no real fault
+does (EIO, a short write, Ctrl-C mid-record, a cut that fails too); the real faults — a full
+disk, SIGKILL, FIFOs, an unprivileged user, a fork — are in test_faults.py.
+"""
 
 from __future__ import annotations
 
