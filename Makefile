@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test bench chromium
+.PHONY: lab test bench chromium pyodide soak
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium pyodide
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -39,3 +39,17 @@ chromium:
 	    exit 1; \
 	  fi; \
 	fi
+
+# The core checks also run inside real Pyodide under node (tests/test_pyodide.py): the npm
+# package at the version jupyterlite-pyodide-kernel pins, in a git-ignored cache.
+PYODIDE_VERSION := 314.0.6
+PYODIDE_CACHE := .cache/pyodide
+PYODIDE_STAMP := $(PYODIDE_CACHE)/node_modules/pyodide/.installed-$(PYODIDE_VERSION)
+pyodide: $(PYODIDE_STAMP)
+$(PYODIDE_STAMP):
+	npm install --prefix $(PYODIDE_CACHE) --no-save --no-audit --no-fund --loglevel=error pyodide@$(PYODIDE_VERSION)
+	touch $@
+
+# The long fault soak (issue 11's targets; minutes, not part of `make test`).
+soak: $(STAMP)
+	$(BIN)/python -m tests.soak

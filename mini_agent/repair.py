@@ -14,13 +14,21 @@ import codecs
 import contextlib
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .durable import PathLike, open_locked, read_at, sync_folder, write_all
+from .durable import (
+    PathLike,
+    claim_name,
+    copy_mode_and_owner,
+    open_locked,
+    read_at,
+    release,
+    sync_folder,
+    write_all,
+)
 from .messages import Message
 from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
 
@@ -138,7 +146,9 @@ def repair_session(path: PathLike) -> RepairReport:
     shown = Path(path)  # errors and the report name the file as the caller did
     fd = open_locked(shown, os.O_RDWR)  # read-write: refuse a file we may not write
     try:
-        session = Path(os.path.realpath(shown))  # the backup goes beside the real file
+        # the backup goes beside the real file; a path that is no link is used as given (its
+        # absolute form may pass folders the user cannot search)
+        session = Path(os.path.realpath(shown)) if shown.is_symlink() else shown
         with _step(shown, "cannot remove what an interrupted repair left"):
             _remove_leftovers(session)
         info = os.fstat(fd)
@@ -175,7 +185,7 @@ def repair_session(path: PathLike) -> RepairReport:
             os.fsync(fd)
         return RepairReport(shown, tuple(messages), tail, last_line, backup)
     finally:
-        os.close(fd)
+        release(fd)
 
 
 def _on_line(err: SessionFormatError, line: int) -> SessionFormatError:
@@ -256,9 +266,7 @@ def _synced_copy(session: Path, data: bytes, like: os.stat_result) -> Path:
     fd, name = tempfile.mkstemp(dir=session.parent, prefix=prefix, suffix=suffix)
     try:
         write_all(fd, data)
-        os.fchmod(fd, stat.S_IMODE(like.st_mode))
-        with contextlib.suppress(PermissionError):  # only root may give a file away
-            os.fchown(fd, like.st_uid, like.st_gid)
+        copy_mode_and_owner(fd, name, like)  # fchmod/fchown are Unix-only
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -271,7 +279,8 @@ def _synced_copy(session: Path, data: bytes, like: os.stat_result) -> Path:
 def _install_backup(temporary: Path, session: Path) -> Path:
     """Give a synced temporary file the first free name `PATH.torn`, `PATH.torn.2`, …
 
-    `os.link` fails on an existing name, so an older backup is never overwritten.
+    The name is claimed with an exclusive create (`os.link` is missing on Pyodide), so an
+    older backup is never overwritten; the file then takes the name it claimed, atomically.
     """
     number = 1
     try:
@@ -279,11 +288,17 @@ def _install_backup(temporary: Path, session: Path) -> Path:
             suffix = BACKUP_SUFFIX if number == 1 else f"{BACKUP_SUFFIX}.{number}"
             backup = session.with_name(session.name + suffix)
             try:
-                os.link(temporary, backup)
+                claim_name(backup)
             except FileExistsError:
                 number += 1
                 continue
+            try:
+                os.replace(temporary, backup)
+            except BaseException:
+                os.unlink(backup)
+                raise
             sync_folder(session.parent)
             return backup
     finally:
-        os.unlink(temporary)
+        with contextlib.suppress(FileNotFoundError):  # renamed into the backup
+            os.unlink(temporary)

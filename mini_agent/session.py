@@ -123,8 +123,7 @@ def load_session(path: PathLike) -> list[Message]:
     `invalid session record at line N`. N is the physical line; no bad line is skipped.
     """
     try:
-        with open(path, "rb") as file:
-            data = file.read()
+        data = durable.read_session_file(path)  # a regular file, under the shared lock
     except FileNotFoundError:
         return []  # no file yet: a session that has not started
     return parse_session_bytes(data, path)

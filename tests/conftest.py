@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-import builtins
-import errno
+import ctypes
 import os
 import socket
-import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -62,31 +60,52 @@ def serve() -> Iterator[Callable[..., LoopbackModelServer]]:
 
 
 @pytest.fixture
-def deny(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path, int], None]]:
-    """`deny(path, mode)`: chmod the file; as root, whom the kernel lets through, make
-    `open` refuse what the mode bits refuse a non-root owner (the tests run as root in CI)."""
-    real_open, real_os_open = builtins.open, os.open
+def deny() -> Iterator[Callable[[Path, int], None]]:
+    """`deny(path, mode)`: chmod the file, and let the kernel enforce it on this test.
+
+    The tests run as root, whom mode bits do not stop; so, for this test only, the thread
+    gives up the capabilities that bypass them (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH) and
+    is refused as the file's unprivileged owner would be — a real EACCES, not a fake `open`.
+    """
+    dropped = False
 
     def deny(path: Path, mode: int) -> None:
+        nonlocal dropped
         path.chmod(mode)
-        if os.geteuid() != 0:
-            return  # the kernel refuses by itself
-
-        def check(file: object, reading: bool, writing: bool) -> None:
-            refused = (reading and not mode & stat.S_IRUSR) or (writing and not mode & stat.S_IWUSR)
-            if refused and isinstance(file, (str, os.PathLike)) and Path(file) == path:
-                raise PermissionError(errno.EACCES, "Permission denied", str(file))
-
-        def simulated_open(file: Any, open_mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-            check(file, "r" in open_mode or "+" in open_mode, any(c in open_mode for c in "wax+"))
-            return real_open(file, open_mode, *args, **kwargs)
-
-        def simulated_os_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-            access = flags & os.O_ACCMODE
-            check(file, access != os.O_WRONLY, access != os.O_RDONLY)
-            return real_os_open(file, flags, *args, **kwargs)
-
-        monkeypatch.setattr(builtins, "open", simulated_open)
-        monkeypatch.setattr(os, "open", simulated_os_open)
+        if os.geteuid() == 0 and not dropped:
+            _set_dac_override(False)
+            dropped = True
 
     yield deny
+    if dropped:
+        _set_dac_override(True)
+
+
+_CAP_VERSION_3 = 0x20080522
+_DAC_CAPABILITIES = (1 << 1) | (1 << 2)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def _set_dac_override(on: bool) -> None:
+    """Raise or lower the calling thread's effective DAC capabilities (Linux `capset`)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    data = (_CapData * 2)()
+    if libc.capget(ctypes.byref(_CapHeader(_CAP_VERSION_3, 0)), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget failed")
+    if on:
+        data[0].effective |= _DAC_CAPABILITIES & data[0].permitted
+    else:
+        data[0].effective &= ~_DAC_CAPABILITIES
+    if libc.capset(ctypes.byref(_CapHeader(_CAP_VERSION_3, 0)), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")

@@ -239,7 +239,7 @@ def test_os_errors_exit_1_with_one_line(tmp_path: Path, name: str, message: str)
 def test_permission_denied_exits_1_without_a_traceback(
     session: Path, deny: Callable[[Path, int], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    deny(session, 0o200)  # no read permission (simulated when running as root)
+    deny(session, 0o200)  # no read permission (the kernel refuses: see the deny fixture)
     assert main(["check", str(session)]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""

@@ -1,4 +1,9 @@
-"""Nothing lost under faults: concurrent appenders, failed writes, OS errors, big sessions."""
+"""Nothing lost under faults: concurrent appenders, failed writes, OS errors, big sessions.
+
+The patched `os.write`/`os.ftruncate`/`os.fsync` below reach, on demand, what no real fault
+does (EIO, a short write, Ctrl-C mid-record, a cut that fails too); the real faults — a full
+disk, SIGKILL, FIFOs, an unprivileged user, a fork — are in test_faults.py.
+"""
 
 from __future__ import annotations
 
@@ -90,7 +95,8 @@ def test_concurrent_appenders_lose_nothing_and_interleave_no_line(
 def test_an_append_waiting_for_the_lock_follows_a_file_replaced_meanwhile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # What `repair` does while an appender waits for the lock: rename a new file over it.
+    # What an outside tool (an editor saving, a sync client) may do while an appender waits
+    # for the lock: rename a new file over it. (`repair` itself now cuts in place.)
     path = tmp_path / "s.jsonl"
     path.write_bytes(b'{"role":"user","content":"old"}\n')
     replacement = tmp_path / "new.jsonl"
@@ -288,7 +294,7 @@ def test_a_read_only_file_loads_but_refuses_appends_and_repairs(
     with pytest.raises(PermissionError):
         append_session(path, UserMessage("x"))
     with pytest.raises(PermissionError):
-        repair_session(path)  # renaming over it would bypass the file's own permission
+        repair_session(path)  # it needs to write the file, which the mode refuses
     assert path.read_bytes() == before + b'{"role":"us'
     assert not (tmp_path / "s.jsonl.torn").exists()
 

@@ -322,18 +322,18 @@ def test_a_failed_sync_after_the_cut_keeps_the_backup(
     assert (tmp_path / "s.jsonl.torn").read_bytes() == b'{"ro'
 
 
-def test_a_folder_without_hard_links_fails_cleanly(
+def test_a_folder_without_hard_links_still_gets_its_repair(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "s.jsonl"
-    torn = complete_session(path) + b'{"ro'
-    path.write_bytes(torn)
+    complete = complete_session(path)
+    path.write_bytes(complete + b'{"ro')
 
     def no_links(source: object, target: object) -> None:
         raise PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(source), None, str(target))
 
-    monkeypatch.setattr(os, "link", no_links)
-    with pytest.raises(PermissionError) as caught:
-        repair_session(path)
-    assert caught.value.filename == str(path)  # the session, not a temporary file now gone
-    assert path.read_bytes() == torn and names(tmp_path) == ["s.jsonl"]
+    monkeypatch.setattr(os, "link", no_links)  # Pyodide has none; some file systems refuse them
+    repair_session(path)
+    assert path.read_bytes() == complete
+    assert names(tmp_path) == ["s.jsonl", "s.jsonl.torn"]
+    assert (tmp_path / "s.jsonl.torn").read_bytes() == b'{"ro'

@@ -210,7 +210,7 @@ def test_permission_denied_propagates_unchanged(
     def refuse(*args: object, **kwargs: object) -> object:
         raise denied
 
-    monkeypatch.setattr("builtins.open", refuse)
+    monkeypatch.setattr("os.open", refuse)
     with pytest.raises(PermissionError) as caught:
         load_session(path)
     assert caught.value is denied
@@ -220,7 +220,7 @@ def test_other_io_errors_propagate(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     def broken(*args: object, **kwargs: object) -> object:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr("builtins.open", broken)
+    monkeypatch.setattr("os.open", broken)
     with pytest.raises(OSError, match="Input/output error"):
         load_session(tmp_path / "s.jsonl")
 

@@ -1,0 +1,382 @@
+"""Real faults, each a bounded trial: shared by tests/test_faults.py (few) and tests/soak (many).
+
+Nothing here is mocked: a size-limited tmpfs or RLIMIT_FSIZE fills the disk, SIGKILL stops
+appender processes mid-write, other processes append multi-MB records while loads race them.
+Each trial checks the promises itself and raises `AssertionError` with what it saw.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mini_agent import Message, SessionFormatError, UserMessage, append_session, load_session
+from mini_agent.repair import repair_session
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = 4096
+
+
+# --- a small disk ---------------------------------------------------------------------------------
+
+
+class MountRefused(Exception):
+    """This machine will not mount a tmpfs for us (not root, or a container without the right)."""
+
+
+@contextlib.contextmanager
+def small_tmpfs(folder: Path, size: int) -> Iterator[Path]:
+    """A tmpfs of `size` bytes mounted on `folder` for the block's duration."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(folder)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        raise MountRefused(
+            f"mount -t tmpfs refused: {mounted.stderr.strip() or mounted.returncode}"
+        )
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def fill(filler: Path, leave: int) -> None:
+    """Fill the disk holding `filler` to the last byte, then free about `leave` bytes."""
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for chunk in (b"f" * 65536, b"f" * PAGE, b"f"):
+            with contextlib.suppress(OSError):
+                for _ in range(1 << 20):  # bounded: a few hundred chunks fill the small disk
+                    os.write(fd, chunk)
+        size = os.fstat(fd).st_size
+        os.ftruncate(fd, max(0, size - leave))
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class Tally:
+    """What a run of trials saw; every field a count."""
+
+    trials: int = 0
+    refused: int = 0  # the write failed with ENOSPC/EFBIG and the file was left as it was
+    fitted: int = 0  # the record fitted after all, and loads back
+    torn: int = 0  # a torn last line found (killed mid-write), cut by repair
+    killed: int = 0
+    acknowledged: int = 0
+    lost: int = 0
+    glued: int = 0
+    loads: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, other: Tally) -> None:
+        for name, value in vars(other).items():
+            setattr(self, name, getattr(self, name) + value)
+
+
+def enospc_trials(disk: Path, trials: int, rng: random.Random) -> Tally:
+    """Appends cut off by a full disk: refused whole, or fitted whole; a first append leaves
+    no file. `disk` is a small, empty tmpfs."""
+    tally = Tally()
+    path, filler = disk / "s.jsonl", disk / "filler"
+    history: list[Message] = [
+        UserMessage(f"message {n} " + "h" * rng.randint(0, 2000)) for n in range(8)
+    ]
+    for message in history:
+        append_session(path, message)
+    for trial in range(trials):
+        before = path.read_bytes()
+        fill(filler, rng.randint(0, 16 * PAGE))
+        record = UserMessage(f"trial {trial} " + "r" * rng.randint(1, 40 * PAGE))
+        new = disk / f"new-{trial}.jsonl"
+        tally.trials += 1
+        try:
+            append_session(path, record)
+        except OSError as err:
+            assert err.errno == errno.ENOSPC, err
+            assert path.read_bytes() == before, "a refused append changed the file"
+            tally.refused += 1
+        else:
+            history.append(record)
+            tally.fitted += 1
+        fill(filler, 0)
+        with contextlib.suppress(OSError):  # the disk is full: a first append must leave nothing
+            append_session(new, record)
+        assert not new.exists() or load_session(new) == [record], (
+            "a failed first append left a file"
+        )
+        with contextlib.suppress(FileNotFoundError):
+            new.unlink()
+        filler.unlink()
+        assert load_session(path) == history
+    return tally
+
+
+RLIMIT_TRIALS = textwrap.dedent(
+    """
+    import errno, os, random, resource, signal, sys
+    from mini_agent import UserMessage, append_session, load_session
+    path, trials, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    rng = random.Random(seed)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death
+    unlimited = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+    refused = 0
+    append_session(path, UserMessage("before the limit"))
+    for trial in range(trials):
+        new = f"{path}.new{trial}"
+        size = os.path.getsize(path)
+        before = open(path, "rb").read()
+        record = UserMessage(f"trial {trial} " + "r" * rng.randint(1, 200_000))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + rng.randint(0, 100_000), unlimited))
+        try:
+            append_session(path, record)
+        except OSError as err:
+            assert err.errno == errno.EFBIG, err
+            assert open(path, "rb").read() == before
+            refused += 1
+        resource.setrlimit(resource.RLIMIT_FSIZE, (rng.randint(0, 4096), unlimited))
+        try:
+            append_session(new, UserMessage("x" * 8192))  # a first append that cannot fit
+        except OSError as err:
+            assert err.errno == errno.EFBIG and not os.path.exists(new), "left a file behind"
+        resource.setrlimit(resource.RLIMIT_FSIZE, (unlimited, unlimited))
+        if os.path.exists(new):
+            os.unlink(new)
+        load_session(path)
+    print(refused)
+    """
+)
+
+
+def rlimit_trials(folder: Path, trials: int, seed: int) -> Tally:
+    """Appends cut off by RLIMIT_FSIZE (EFBIG, no mount needed), in a child process."""
+    run = subprocess.run(
+        [sys.executable, "-c", RLIMIT_TRIALS, str(folder / "s.jsonl"), str(trials), str(seed)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    refused = int(run.stdout)
+    return Tally(trials=trials, refused=refused, fitted=trials - refused)
+
+
+# --- appenders killed mid-write ------------------------------------------------------------------
+
+APPENDER = textwrap.dedent(
+    """
+    import random, sys
+    from mini_agent import SessionFormatError, UserMessage, append_session
+    path, writer, seed, low, high = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+    rng = random.Random(seed)
+    for number in range(1_000_000):
+        try:
+            append_session(path, UserMessage(f"{writer}:{number}:" + "k" * rng.randint(low, high)))
+        except SessionFormatError:
+            sys.exit(3)  # another appender was killed mid-record: its torn line stays last
+        print(number, flush=True)  # acknowledged: append_session returned
+    """
+)
+
+
+def _read_acks(stream: object, into: list[int]) -> None:
+    for line in stream:  # type: ignore[attr-defined]
+        if line.endswith("\n"):
+            into.append(int(line))
+
+
+def kill_round(
+    path: Path, name: str, writers: int, rng: random.Random, sizes: tuple[int, int]
+) -> Tally:
+    """Start `writers` appenders on `path`, SIGKILL each at a random moment, then check that
+    every acknowledged record is there, in order, none glued, any torn tail last and cut."""
+    tally = Tally(trials=1)
+    processes, acks, readers = [], [], []
+    for writer in range(writers):
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                APPENDER,
+                str(path),
+                f"{name}w{writer}",
+                str(rng.randrange(1 << 30)),
+                str(sizes[0]),
+                str(sizes[1]),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        acked: list[int] = []
+        reader = threading.Thread(target=_read_acks, args=(process.stdout, acked))
+        reader.start()
+        processes.append(process)
+        acks.append(acked)
+        readers.append(reader)
+    deadline = time.monotonic() + 20
+    for process, acked in zip(processes, acks, strict=True):
+        wanted = rng.randint(0, 6)  # let it acknowledge a few records (bounded wait), then kill
+        while len(acked) < wanted and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.02))
+        process.send_signal(signal.SIGKILL)
+    for process, reader in zip(processes, readers, strict=True):
+        process.wait(timeout=30)
+        reader.join(timeout=30)
+        tally.killed += process.returncode == -signal.SIGKILL
+    _check_after_kills(path, [f"{name}w{writer}" for writer in range(writers)], acks, tally)
+    return tally
+
+
+def _check_after_kills(path: Path, names: list[str], acks: list[list[int]], tally: Tally) -> None:
+    if not path.exists():
+        messages: list[Message] = []
+    else:
+        data = path.read_bytes()
+        try:
+            messages = load_session(path)
+        except SessionFormatError as err:
+            last = data.count(b"\n") + 1
+            if err.line != last or data.endswith(b"\n"):
+                tally.glued += 1  # damage before the last line: a glued or interleaved record
+                tally.errors.append(str(err))
+                return
+            report = repair_session(path)
+            assert report.repaired, report.summary()
+            tally.torn += 1
+            messages = load_session(path)
+    for name, acked in zip(names, acks, strict=True):
+        numbers = [
+            int(m.content.split(":")[1]) for m in messages if m.content.startswith(f"{name}:")
+        ]
+        tally.acknowledged += len(acked)
+        if numbers != list(range(len(numbers))):
+            tally.errors.append(f"{name}: records out of order or repeated")
+        lost = len(acked) - len(numbers)
+        if lost > 0:
+            tally.lost += lost
+        elif lost < -1:  # at most the one record whose acknowledgement the kill cut off
+            tally.errors.append(f"{name}: {-lost} records nobody wrote")
+
+
+# --- loads racing appends of multi-MB records -----------------------------------------------------
+
+BIG_APPENDER = textwrap.dedent(
+    """
+    import os, random, sys
+    from mini_agent import UserMessage, append_session, durable
+    path, stop, seed, low, high, cap = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
+    rng = random.Random(seed)
+    for number in range(1_000_000):
+        if os.path.exists(stop):
+            break
+        append_session(path, UserMessage(f"{number}:" + "m" * rng.randint(low, high)))
+        if os.path.getsize(path) > cap:  # start over, as a cooperating writer: under the lock
+            fd = durable.open_locked(path, os.O_RDWR)
+            os.ftruncate(fd, 0)
+            durable.release(fd)
+    print(number)
+    """
+)
+
+
+def racing_loads(
+    folder: Path, loads: int, seconds: float, sizes: tuple[int, int], seed: int, appenders: int = 1
+) -> Tally:
+    """Load in a loop while other processes append records of `sizes` bytes: every load must
+    succeed (no torn line seen while a write is in progress). `trials` counts the loads that
+    returned at least one such record (a load of the file just emptied proves nothing), up
+    to `loads`; bounded in time too. The appenders empty the file past two records' size."""
+    path, stop = folder / "race.jsonl", folder / "stop"
+    append_session(path, UserMessage("start"))
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                BIG_APPENDER,
+                str(path),
+                str(stop),
+                str(seed + n),
+                str(sizes[0]),
+                str(sizes[1]),
+                str(sizes[1]),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(appenders)
+    ]
+    tally = Tally()
+    deadline = time.monotonic() + seconds
+    try:
+        while tally.trials < loads and time.monotonic() < deadline:
+            try:
+                messages = load_session(path)
+            except SessionFormatError as err:
+                tally.errors.append(str(err)[:200])
+                messages = []
+            tally.loads += 1
+            tally.trials += any(len(message.content) >= sizes[0] for message in messages)
+    finally:
+        stop.touch()
+        for process in processes:
+            out, _ = process.communicate(timeout=120)
+            assert process.returncode == 0, process.returncode
+            tally.acknowledged += int(out)
+    return tally
+
+
+def concurrent_appends(folder: Path, writers: int, count: int) -> Tally:
+    """`writers` processes append `count` records each, at once: none lost, none glued."""
+    path, start = folder / "many.jsonl", folder / "start"
+    script = textwrap.dedent(
+        """
+        import os, sys, time
+        from mini_agent import UserMessage, append_session
+        path, writer, count, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+        for _ in range(10_000):
+            if os.path.exists(start):
+                break
+            time.sleep(0.001)
+        for number in range(count):
+            padding = "x" * ((number * 7919) % 65536 if number % 10 == 0 else number % 50)
+            append_session(path, UserMessage(f"{writer}:{number}:{padding}"))
+        """
+    )
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(path), f"w{w}", str(count), str(start)], cwd=ROOT
+        )
+        for w in range(writers)
+    ]
+    start.touch()
+    codes = [process.wait(timeout=1800) for process in processes]
+    assert codes == [0] * writers, codes
+    tally = Tally(trials=writers * count, acknowledged=writers * count)
+    raw = path.read_bytes()
+    tally.glued += raw.count(b"\n\n") + (not raw.endswith(b"\n"))
+    messages = load_session(path)
+    for w in range(writers):
+        numbers = [int(m.content.split(":")[1]) for m in messages if m.content.startswith(f"w{w}:")]
+        tally.lost += count - len(numbers)
+        if numbers != list(range(count)):
+            tally.errors.append(f"w{w}: out of order or lost")
+    return tally

@@ -1,0 +1,49 @@
+"""The core checks inside real Pyodide (the browser edition's Python), run by node.
+
+`make pyodide` installs the npm package `pyodide` at the version the Makefile pins (the one
+jupyterlite-pyodide-kernel loads) into the git-ignored `.cache/pyodide`; `make test` does it
+first. The package's source is copied into Pyodide's in-memory filesystem, nothing installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PYODIDE = ROOT / ".cache" / "pyodide" / "node_modules" / "pyodide"
+RUNNER = Path(__file__).with_name("pyodide") / "run_checks.mjs"
+
+
+def pinned_version() -> str:
+    match = re.search(r"^PYODIDE_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert match, "the Makefile pins the Pyodide version"
+    return match.group(1)
+
+
+def test_the_core_checks_pass_inside_pyodide() -> None:
+    node = shutil.which("node")
+    if node is None or not (PYODIDE / "pyodide.mjs").exists():
+        pytest.skip("needs node and `make pyodide` (npm install into .cache/pyodide)")
+    installed = json.loads((PYODIDE / "package.json").read_text())["version"]
+    assert installed == pinned_version(), "run `make pyodide` again: the pin changed"
+    run = subprocess.run(
+        [node, str(RUNNER), str(PYODIDE), str(ROOT)], capture_output=True, text=True, timeout=180
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["passed"] == [
+        "check_append_and_load",
+        "check_newline_guard",
+        "check_error_phrases",
+        "check_trim",
+        "check_repair",
+        "check_run_agent",
+    ]
+    assert report["platform"] == "emscripten" and report["python"].startswith("3.")
+    assert report["has_lock"] is False  # one process, one thread: the documented fallback
