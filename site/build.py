@@ -62,7 +62,7 @@ def run(*command: str | Path, env: dict[str, str] | None = None, cwd: Path | Non
 
 def input_files() -> list[Path]:
     package = [p for p in (ROOT / "mini_agent").rglob("*") if p.suffix in {".py", ".typed"}]
-    notebooks = list((ROOT / "notebooks").glob("*.ipynb"))
+    notebooks = [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks").glob("*.md")]
     config = [p for p in HERE.iterdir() if p.is_file()]
     return sorted({*package, *notebooks, *config, ROOT / "pyproject.toml", ROOT / "README.md"})
 
@@ -207,7 +207,8 @@ def notebook_title(notebook: Path) -> str:
 
 
 def choose_notebooks(files: Path) -> dict[str, list[str]]:
-    """Copy the notebooks the browser can run; return the others with the modules they lack."""
+    """Copy the notebooks the browser can run, and the Markdown beside them; return the
+    notebooks left out with the modules they need that the browser does not have."""
     missing_in_browser = set(CONFIG["modules_not_in_browser"])
     left_out: dict[str, list[str]] = {}
     files.mkdir()
@@ -217,6 +218,8 @@ def choose_notebooks(files: Path) -> dict[str, list[str]]:
             left_out[notebook.name] = lacking
         else:
             shutil.copy(notebook, files / notebook.name)
+    for page in (ROOT / "notebooks").glob("*.md"):  # e.g. the cheat sheet the notebooks link to
+        shutil.copy(page, files / page.name)
     return left_out
 
 
@@ -298,12 +301,19 @@ def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None
     absent = [
         f"<li><code>{html.escape(Path(name).stem)}</code>：需要 "
         + "、".join(f"<code>{html.escape(m)}</code>" for m in modules)
-        + "，浏览器版没有这些包；请在本机的 JupyterLab 里打开(<code>make lab</code>)。</li>"
+        + "，浏览器版里没有这些模块；请在本机的 JupyterLab 里打开(<code>make lab</code>)。</li>"
         for name, modules in sorted(left_out.items())
     ]
+    pages = [
+        f'<li><a href="lab/index.html?path={html.escape(md.name)}">{html.escape(md.name)}</a></li>'
+        for md in sorted(files.glob("*.md"))
+        if md.name != "README.md"
+    ]
     template = (HERE / "index.html").read_text(encoding="utf-8")
-    page = template.replace("{{notebooks}}", "\n      ".join(items)).replace(
-        "{{left_out}}", "\n      ".join(absent) or "<li>无</li>"
+    page = (
+        template.replace("{{notebooks}}", "\n      ".join(items))
+        .replace("{{pages}}", "\n      ".join(pages) or "<li>无</li>")
+        .replace("{{left_out}}", "\n      ".join(absent) or "<li>无</li>")
     )
     (out / "index.html").write_text(page, encoding="utf-8")
 
@@ -352,7 +362,7 @@ def build(out: Path) -> None:
         )
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
-    log(f"Pyodide {version}; {len(modules)} modules locked; CDN fallbacks renamed in {rewritten}")
+    log(f"Pyodide {version}; {len(modules)} importable modules locked; own copy in {rewritten}")
     log(f"notebooks left out: {left_out or 'none'}")
     log(
         f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {size / 2**20:.1f} MB on disk"

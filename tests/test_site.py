@@ -31,6 +31,7 @@ from playwright.sync_api import BrowserContext, Locator, Page, Request, expect, 
 
 from mini_agent import (
     AssistantMessage,
+    ContextBudgetError,
     Message,
     ToolCall,
     ToolMessage,
@@ -249,9 +250,18 @@ def open_notebook(browser: Browser, lab: Lab, name: str) -> None:
     expect(current_tab(lab.page)).to_contain_text(name)
 
 
+def menu(page: Page, top: str, item: str) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text=top).first.click()
+    page.locator(".lm-Menu-item", has=page.get_by_text(item, exact=True)).click()
+
+
 def run_all_cells(page: Page) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-item", has=page.get_by_text("Run All Cells", exact=True)).click()
+    """Run All from blank prompts: the site's notebooks carry their stored outputs and
+    counts, which a fresh run would number the same way."""
+    menu(page, "Edit", "Clear Outputs of All Cells")
+    expect(page.locator(f"{CURRENT} .jp-CodeCell .jp-OutputArea-output")).to_have_count(0)
+    expect(page.locator(f"{CURRENT} .jp-InputPrompt", has_text=re.compile(r"\d"))).to_have_count(0)
+    menu(page, "Run", "Run All Cells")
 
 
 def stored_notebook(name: str) -> list[dict[str, Any]]:
@@ -299,8 +309,8 @@ def check_run_all(name: str, cells: list[dict[str, Any]]) -> list[str]:
     problems = []
     for number, (cell, kept) in enumerate(zip(cells, stored, strict=True), start=1):
         shown = "\n".join(output["text"] for output in cell["outputs"])
-        if not re.fullmatch(r"\[\d+\]:", cell["prompt"]):
-            problems.append(f"code cell {number} did not run (prompt {cell['prompt']!r})")
+        if cell["prompt"] != f"[{number}]:":  # a fresh kernel numbers the cells it runs 1, 2, …
+            problems.append(f"code cell {number} did not run in turn (prompt {cell['prompt']!r})")
             continue
         for output in cell["outputs"]:
             if output["mime"] == "application/vnd.jupyter.stderr" and not PHRASES.search(
@@ -323,10 +333,12 @@ def move_budget_slider(page: Page) -> None:
     expect(explorer).to_have_count(1)
     explorer.scroll_into_view_if_needed()
     readout = explorer.locator(".widget-readout")
-    landed = int(readout.inner_text())
+    expect(readout).to_have_text(re.compile(r"\d+"))  # rendered a moment after the slider
+    landed = int(readout.text_content() or "")
     start = TrimView(messages, landed).summary()
     expect(explorer).to_contain_text(start, timeout=30_000)
     handle = explorer.locator(".noUi-handle")
+    handle.scroll_into_view_if_needed()
     box = handle.bounding_box()
     assert box is not None
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
@@ -335,7 +347,8 @@ def move_budget_slider(page: Page) -> None:
     page.mouse.move(x - 200, y, steps=10)
     page.mouse.up()
     expect(readout).not_to_have_text(str(landed))
-    moved = int(readout.inner_text())
+    expect(readout).to_have_text(re.compile(r"\d+"))
+    moved = int(readout.text_content() or "")
     expected = TrimView(messages, moved).summary()
     assert expected != start
     expect(explorer).to_contain_text(expected, timeout=30_000)
@@ -431,7 +444,10 @@ def test_the_notebook_runs_all_cells_in_pyodide_offline(
     assert foreign(urls) == []
 
 
-HONESTY_CODE = """
+BUDGETS = (20, 40, 210, 1000)  # too small for the newest unit, then one, two, all three units
+HONESTY_CODE = (
+    f"BUDGETS = {BUDGETS!r}\n"
+    + """
 import json, os, sys, tempfile, fcntl
 from pathlib import Path
 from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage
@@ -439,7 +455,7 @@ from mini_agent import append_session, load_session, to_record, trim_context
 from mini_agent.repair import repair_session
 
 history = [UserMessage("读一下 a.txt"), AssistantMessage("好的", (ToolCall("a", "read", {"path": "a.txt"}),)),
-           ToolMessage("a", "内容 ✓")]
+           ToolMessage("a", "内容 ✓"), UserMessage("再读 b.txt")]
 report = {"platform": sys.platform, "flock": hasattr(fcntl, "flock"), "link": hasattr(os, "link")}
 path = Path(tempfile.mkdtemp()) / "session.jsonl"
 
@@ -462,10 +478,27 @@ def repair():
 
 attempt("append", append)
 attempt("load", lambda: load_session(path) == history)
-attempt("trim", lambda: [to_record(m) for m in trim_context(load_session(path), 40)])
+def trims():
+    found = {}
+    for budget in BUDGETS:
+        try:
+            found[budget] = [to_record(m) for m in trim_context(load_session(path), budget)]
+        except Exception as error:
+            found[budget] = f"{type(error).__name__}: {error}"
+    return found
+
+attempt("trim", trims)
 attempt("repair", repair)
 print("HONESTY " + json.dumps(report, ensure_ascii=False))
 """
+)
+
+
+def trimmed(history: list[Message], budget: int) -> list[dict[str, Any]] | str:
+    try:
+        return [to_record(message) for message in trim_context(history, budget)]
+    except ContextBudgetError as error:
+        return f"ContextBudgetError: {error}"
 
 
 def test_the_package_appends_loads_trims_and_repairs_in_pyodide(
@@ -476,7 +509,10 @@ def test_the_package_appends_loads_trims_and_repairs_in_pyodide(
         UserMessage("读一下 a.txt"),
         AssistantMessage("好的", (ToolCall("a", "read", {"path": "a.txt"}),)),
         ToolMessage("a", "内容 ✓"),
+        UserMessage("再读 b.txt"),
     ]
+    results = [trimmed(history, budget) for budget in BUDGETS]
+    assert len({json.dumps(result) for result in results}) == len(BUDGETS)  # each budget differs
     for message in history:  # what CPython writes, to compare byte for byte
         append_session(tmp_path / "session.jsonl", message)
     query = urllib.parse.urlencode({"kernel": "python", "toolbar": "1", "code": HONESTY_CODE})
@@ -485,12 +521,12 @@ def test_the_package_appends_loads_trims_and_repairs_in_pyodide(
         output = page.locator(".jp-OutputArea-output", has_text="HONESTY ")
         expect(output).to_have_count(1, timeout=120_000)
         page.screenshot(path=SCREENSHOTS / "site-repl-package.png")
-        report = json.loads(output.inner_text().split("HONESTY ", 1)[1])
+        report = json.loads((output.text_content() or "").split("HONESTY ", 1)[1])
         assert report["platform"] == "emscripten"
         assert (report["flock"], report["link"]) == (False, False), "the browser's limits"
         assert report["append"] == (tmp_path / "session.jsonl").read_text(encoding="utf-8")
         assert report["load"] is True
-        assert report["trim"] == [to_record(m) for m in trim_context(history, 40)]
+        assert report["trim"] == {str(budget): trimmed(history, budget) for budget in BUDGETS}
         assert report["repair"] == [True, True], f"repair_session in Pyodide: {report['repair']}"
         assert foreign(browser.log.since(start)) == []
     finally:
