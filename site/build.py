@@ -79,7 +79,8 @@ def inputs_digest() -> str:
 
 
 def python_candidates() -> list[Path]:
-    found = [shutil.which(name) for name in ("python3.13", "python3.12")]
+    found = [os.environ.get("SITE_PYTHON")]  # an explicit choice first
+    found += [shutil.which(name) for name in ("python3.13", "python3.12")]
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     patterns = ("3.13*/bin/python3.13", "3.12*/bin/python3.12")
     found += [str(p) for pattern in patterns for p in sorted(pyenv.glob(pattern), reverse=True)]
@@ -99,8 +100,9 @@ def find_build_python() -> Path:
             return candidate
     sys.exit(
         "[site] the build needs Python 3.12 or 3.13 (the lock step's pyodide-lock needs >= 3.12),"
-        " and none was found: tried python3.13 and python3.12 on PATH and in pyenv.\n"
-        "  Install one, e.g. `apt-get install python3.12` or `pyenv install 3.12`."
+        " and none was found: tried $SITE_PYTHON, python3.13 and python3.12 on PATH and in pyenv.\n"
+        "  Install one (e.g. Debian 13: apt-get install python3.13; anywhere: pyenv install 3.12),"
+        " or name it: SITE_PYTHON=/path/to/python3.12 make site"
     )
 
 
