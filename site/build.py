@@ -144,6 +144,10 @@ def pyodide_core(python: Path, static: Path) -> str:
     npm_cache = CACHE / "npm"
     tarball = npm_cache / f"pyodide-{version}.tgz"
     if not tarball.exists():
+        if shutil.which("npm") is None:
+            sys.exit(
+                "[site] Pyodide's core comes from the npm registry: install npm (apt-get install npm)"
+            )
         npm_cache.mkdir(parents=True, exist_ok=True)
         run("npm", "pack", f"pyodide@{version}", "--silent", "--pack-destination", npm_cache)
     target = static / "pyodide"

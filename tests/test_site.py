@@ -453,11 +453,13 @@ import json, os, sys, tempfile, fcntl
 from pathlib import Path
 from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from mini_agent import append_session, load_session, to_record, trim_context
+from mini_agent.durable import has_lock
 from mini_agent.repair import repair_session
 
 history = [UserMessage("读一下 a.txt"), AssistantMessage("好的", (ToolCall("a", "read", {"path": "a.txt"}),)),
            ToolMessage("a", "内容 ✓"), UserMessage("再读 b.txt")]
-report = {"platform": sys.platform, "flock": hasattr(fcntl, "flock"), "link": hasattr(os, "link")}
+report = {"platform": sys.platform, "flock": hasattr(fcntl, "flock"), "link": hasattr(os, "link"),
+          "has_lock": has_lock()}
 path = Path(tempfile.mkdtemp()) / "session.jsonl"
 
 def attempt(name, action):
@@ -525,6 +527,7 @@ def test_the_package_appends_loads_trims_and_repairs_in_pyodide(
         report = json.loads((output.text_content() or "").split("HONESTY ", 1)[1])
         assert report["platform"] == "emscripten"
         assert (report["flock"], report["link"]) == (False, False), "the browser's limits"
+        assert report["has_lock"] is False  # the package knows it appends without a lock here
         assert report["append"] == (tmp_path / "session.jsonl").read_text(encoding="utf-8")
         assert report["load"] is True
         assert report["trim"] == {str(budget): trimmed(history, budget) for budget in BUDGETS}
