@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test bench chromium pyodide soak
+.PHONY: lab test bench chromium pyodide soak site
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,11 +16,17 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
 
-test: $(STAMP) chromium pyodide
+test: $(STAMP) chromium pyodide site
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg
+
+# The browser edition: a static JupyterLite site in _site/, built from this checkout (its own
+# build environment .site-venv/ needs python3.12 or python3.13; caches in .site-cache/).
+# Unchanged inputs reuse the last build. Serve it: python3 -m http.server -d _site -b 127.0.0.1
+site:
+	$(PYTHON) site/build.py
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

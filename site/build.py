@@ -1,0 +1,402 @@
+"""Build the kit's offline browser edition: a static JupyterLite site in `_site/`.
+
+    python3 site/build.py [--out DIR] [--force]
+
+Everything the site serves comes from this checkout or a package registry, and nothing in it
+names another host: the kit's wheel is built from the working tree, Pyodide's core comes from
+the npm package at the version jupyterlite-pyodide-kernel pins, and every Python package the
+browser loads is solved from PyPI by the lock step and copied into the site. The build keeps
+its own environment (.site-venv/) and caches (.site-cache/); with unchanged inputs (package,
+notebooks, this folder) it reuses the last site. Standard library only: runs on Python >= 3.10,
+and finds a Python >= 3.12 for the build environment (the lock step needs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = ROOT / "site"
+VENV = ROOT / ".site-venv"
+CACHE = ROOT / ".site-cache"
+CONFIG = json.loads((HERE / "site.json").read_text(encoding="utf-8"))
+STAMP = "built-inputs.sha256"  # in CACHE: the digest of the inputs the site in --out was built from
+PYODIDE_CORE = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"]
+URL = re.compile(r"\bhttps?://([A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])")
+
+
+def log(message: str) -> None:
+    print(f"[site] {message}", flush=True)
+
+
+def run(*command: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
+    done = subprocess.run(
+        [str(part) for part in command],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        sys.exit(f"[site] failed ({done.returncode}): {' '.join(map(str, command))}\n{done.stdout}")
+    return done.stdout
+
+
+# Inputs: what the site is built from, hashed so an unchanged checkout reuses the last build.
+
+
+def input_files() -> list[Path]:
+    package = [p for p in (ROOT / "mini_agent").rglob("*") if p.suffix in {".py", ".typed"}]
+    notebooks = [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks").glob("*.md")]
+    config = [p for p in HERE.iterdir() if p.is_file()]
+    return sorted({*package, *notebooks, *config, ROOT / "pyproject.toml", ROOT / "README.md"})
+
+
+def inputs_digest() -> str:
+    digest = hashlib.sha256()
+    for path in input_files():
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+# The build environment: a Python >= 3.12 with JupyterLite and the lock step.
+
+
+def python_candidates() -> list[Path]:
+    found = [os.environ.get("SITE_PYTHON")]  # an explicit choice first
+    found += [shutil.which(name) for name in ("python3.13", "python3.12")]
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    patterns = ("3.13*/bin/python3.13", "3.12*/bin/python3.12")
+    found += [str(p) for pattern in patterns for p in sorted(pyenv.glob(pattern), reverse=True)]
+    return [Path(p) for p in found if p]
+
+
+def find_build_python() -> Path:
+    """The first Python >= 3.12 that really runs (a pyenv shim may exist and still fail)."""
+    for candidate in python_candidates():
+        probe = subprocess.run(
+            [str(candidate), "-c", "import sys; print(sys.version_info >= (3, 12))"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == "True":
+            return candidate
+    sys.exit(
+        "[site] the build needs Python 3.12 or 3.13 (the lock step's pyodide-lock needs >= 3.12),"
+        " and none was found: tried $SITE_PYTHON, python3.13 and python3.12 on PATH and in pyenv.\n"
+        "  Install one (e.g. Debian 13: apt-get install python3.13; anywhere: pyenv install 3.12),"
+        " or name it: SITE_PYTHON=/path/to/python3.12 make site"
+    )
+
+
+def ensure_venv(env: dict[str, str]) -> Path:
+    requirements = HERE / "requirements-build.txt"
+    stamp = VENV / ".installed"
+    wanted = hashlib.sha256(requirements.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == wanted and (VENV / "bin" / "python").exists():
+        return VENV / "bin" / "python"
+    python = find_build_python()
+    log(f"build environment {VENV.name}/ from {python}")
+    shutil.rmtree(VENV, ignore_errors=True)
+    run(python, "-m", "venv", VENV)
+    pip: list[str | Path] = [
+        VENV / "bin" / "python",
+        "-m",
+        "pip",
+        "--disable-pip-version-check",
+        "-q",
+    ]
+    run(*pip, "install", "-r", requirements, env=env)
+    stamp.write_text(wanted)
+    return VENV / "bin" / "python"
+
+
+# The pieces: Pyodide's core from npm, the kit's wheel, the notebooks.
+
+
+def pyodide_core(python: Path, static: Path) -> str:
+    """Pyodide's runtime files from the npm package, with a lock that lists no package.
+
+    Pyodide's own lock points every package at its CDN; emptied, the lock step solves every
+    package from PyPI instead and the site serves each one itself."""
+    version = run(
+        python,
+        "-c",
+        "from jupyterlite_pyodide_kernel.constants import PYODIDE_VERSION; print(PYODIDE_VERSION)",
+    ).strip()
+    npm_cache = CACHE / "npm"
+    tarball = npm_cache / f"pyodide-{version}.tgz"
+    if not tarball.exists():
+        if shutil.which("npm") is None:
+            sys.exit(
+                "[site] Pyodide's core comes from the npm registry: install npm (apt-get install npm)"
+            )
+        npm_cache.mkdir(parents=True, exist_ok=True)
+        run("npm", "pack", f"pyodide@{version}", "--silent", "--pack-destination", npm_cache)
+    target = static / "pyodide"
+    target.mkdir(parents=True)
+    with tarfile.open(tarball) as archive:
+        for name in [*PYODIDE_CORE, "pyodide-lock.json"]:
+            source = archive.extractfile(f"package/{name}")
+            assert source is not None, f"{name} missing from {tarball.name}"
+            (target / name).write_bytes(source.read())
+    lock = json.loads((target / "pyodide-lock.json").read_text(encoding="utf-8"))
+    lock["packages"] = {}
+    (target / "pyodide-lock.json").write_text(json.dumps(lock), encoding="utf-8")
+    return version
+
+
+def kit_wheel(python: Path, wheels: Path, env: dict[str, str]) -> None:
+    """The kit's wheel from a clean copy of the working tree (no stale build/ or egg-info)."""
+    with tempfile.TemporaryDirectory(prefix="kit-") as scratch:
+        source = Path(scratch) / "src"
+        source.mkdir()
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(ROOT / "mini_agent", source / "mini_agent", ignore=ignore)
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(ROOT / name, source / name)
+        pip: list[str | Path] = [python, "-m", "pip", "--disable-pip-version-check", "-q"]
+        run(*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", wheels, source, env=env)
+
+
+def required_modules(notebook: Path) -> set[str]:
+    """Top-level modules a notebook imports, except those it imports inside `try` (optional)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    found: set[str] = set()
+    for cell in cells:
+        if cell["cell_type"] != "code":
+            continue
+        lines = "".join(cell["source"]).splitlines()
+        code = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+        tree = ast.parse(code)
+        optional = {
+            id(node)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.Try)
+            for statement in block.body
+            for node in ast.walk(statement)
+        }
+        for node in ast.walk(tree):
+            if id(node) in optional:
+                continue
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def notebook_title(notebook: Path) -> str:
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("#"):
+                    return line.lstrip("#").strip()
+    return notebook.stem
+
+
+def choose_notebooks(files: Path) -> dict[str, list[str]]:
+    """Copy the notebooks the browser can run, and the Markdown beside them; return the
+    notebooks left out with the modules they need that the browser does not have."""
+    missing_in_browser = set(CONFIG["modules_not_in_browser"])
+    left_out: dict[str, list[str]] = {}
+    files.mkdir()
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        lacking = sorted(required_modules(notebook) & missing_in_browser)
+        if lacking:
+            left_out[notebook.name] = lacking
+        else:
+            shutil.copy(notebook, files / notebook.name)
+    for page in (ROOT / "notebooks").glob("*.md"):  # e.g. the cheat sheet the notebooks link to
+        shutil.copy(page, files / page.name)
+    return left_out
+
+
+# After JupyterLite's build: checks and the landing page.
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def check_lock(out: Path, files: Path) -> list[str]:
+    """Every locked package is a file of the site, its dependencies are locked too, and every
+    module a notebook imports is there (standard library or locked). Returns the import names."""
+    lock_path = out / "static" / "pyodide-lock" / "pyodide-lock.json"
+    packages = json.loads(lock_path.read_text(encoding="utf-8"))["packages"]
+    locked = {canonical(name) for name in packages}
+    problems = []
+    for name, package in packages.items():
+        wheel = (lock_path.parent / package["file_name"]).resolve()
+        if URL.match(package["file_name"]) or not wheel.is_file():
+            problems.append(f"{name}: {package['file_name']} is not a file of the site")
+        unlocked = [dep for dep in package["depends"] if canonical(dep) not in locked]
+        problems += [f"{name} needs {dep}, which is not in the lock" for dep in unlocked]
+    provided = {module for package in packages.values() for module in package["imports"]}
+    for notebook in sorted(files.glob("*.ipynb")):
+        absent = required_modules(notebook) - provided - set(sys.stdlib_module_names)
+        problems += [f"{notebook.name} imports {module}, which the site lacks" for module in absent]
+    if problems:
+        sys.exit("[site] the lock does not hold what the site needs:\n  " + "\n  ".join(problems))
+    return sorted(provided)
+
+
+def own_copy_of_cdn_defaults(out: Path, version: str) -> list[str]:
+    """Point fallbacks the site never takes (jupyter-lite.json sets pyodideUrl; pyodide reads
+    cdnUrl only under node) at the site's own Pyodide instead of the CDN they name."""
+    cdn = re.compile(
+        r"https://cdn\.jsdelivr\.net/pyodide/v(?:" + re.escape(version) + r"|\$\{\w+\})/full/"
+    )
+    changed = []
+    for path in text_files(out):
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        new, count = cdn.subn("./static/pyodide/", text)
+        if count:
+            path.write_text(new, encoding="utf-8", errors="surrogateescape")
+            changed.append(path.relative_to(out).as_posix())
+    return changed
+
+
+def text_files(out: Path) -> list[Path]:
+    found = []
+    for path in sorted(out.rglob("*")):
+        if path.is_file():
+            with path.open("rb") as handle:
+                if b"\0" not in handle.read(8192):
+                    found.append(path)
+    return found
+
+
+def foreign_hosts(out: Path) -> dict[str, set[str]]:
+    """Hosts named in the site's text files that site.json does not vouch for: {host: files}."""
+    vouched = {host for group in CONFIG["named_hosts"].values() for host in group["hosts"]}
+    vouched -= set(CONFIG["never_named"])  # a CDN is never vouched for, whatever the list says
+    foreign: dict[str, set[str]] = {}
+    for path in text_files(out):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for host in {match.group(1).lower() for match in URL.finditer(text)}:
+            if host not in vouched:
+                foreign.setdefault(host, set()).add(path.relative_to(out).as_posix())
+    return foreign
+
+
+def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None:
+    """The site's first page: the notebooks in order, in Chinese, and what is not here."""
+    items = [
+        f'<li><a href="lab/index.html?path={html.escape(nb.name)}">'
+        f"{html.escape(notebook_title(nb))}</a> <code>{html.escape(nb.name)}</code></li>"
+        for nb in sorted(files.glob("*.ipynb"))
+    ]
+    absent = [
+        f"<li><code>{html.escape(Path(name).stem)}</code>：需要 "
+        + "、".join(f"<code>{html.escape(m)}</code>" for m in modules)
+        + "，浏览器版里没有这些模块；请在本机的 JupyterLab 里打开(<code>make lab</code>)。</li>"
+        for name, modules in sorted(left_out.items())
+    ]
+    pages = [
+        f'<li><a href="lab/index.html?path={html.escape(md.name)}">{html.escape(md.name)}</a></li>'
+        for md in sorted(files.glob("*.md"))
+        if md.name != "README.md"
+    ]
+    template = (HERE / "index.html").read_text(encoding="utf-8")
+    page = (
+        template.replace("{{notebooks}}", "\n      ".join(items))
+        .replace("{{pages}}", "\n      ".join(pages) or "<li>无</li>")
+        .replace("{{left_out}}", "\n      ".join(absent) or "<li>无</li>")
+    )
+    (out / "index.html").write_text(page, encoding="utf-8")
+
+
+def size_on_disk(folder: Path) -> int:
+    return sum(p.stat().st_blocks * 512 for p in folder.rglob("*") if p.is_file())
+
+
+def build(out: Path) -> None:
+    env = dict(os.environ)
+    env.update(
+        PIP_CACHE_DIR=str(CACHE / "pip"),
+        UV_CACHE_DIR=str(CACHE / "uv"),
+        UV_PYTHON_DOWNLOADS="never",  # else uv fetches a CPython build from outside the registries
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    python = ensure_venv(env)
+    stage = CACHE / "lite"
+    shutil.rmtree(stage, ignore_errors=True)
+    (stage / "wheels").mkdir(parents=True)
+    version = pyodide_core(python, stage / "static")
+    kit_wheel(python, stage / "wheels", env)
+    stub = VENV / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+    shutil.copy(next(stub.glob("widgetsnbextension-4.*.whl")), stage / "wheels")  # 7 KB, not 2 MB
+    left_out = choose_notebooks(stage / "files")
+    for name in ("jupyter-lite.json", "jupyter_lite_config.json", "browser-requirements.txt"):
+        shutil.copy(HERE / name, stage / name)
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    run(VENV / "bin" / "jupyter", "lite", "build", "--output-dir", partial, env=env, cwd=stage)
+    modules = check_lock(partial, stage / "files")
+    rewritten = own_copy_of_cdn_defaults(partial, version)
+    landing_page(partial, stage / "files", left_out)
+    foreign = foreign_hosts(partial)
+    if foreign:
+        lines = [
+            f"{host}: {', '.join(sorted(paths)[:3])}" for host, paths in sorted(foreign.items())
+        ]
+        sys.exit(
+            "[site] the site names hosts site.json does not vouch for:\n  " + "\n  ".join(lines)
+        )
+    size = size_on_disk(partial)
+    if size > CONFIG["max_megabytes"] * 2**20:
+        sys.exit(
+            f"[site] {size / 2**20:.1f} MB on disk, over the {CONFIG['max_megabytes']} MB budget"
+        )
+    shutil.rmtree(out, ignore_errors=True)
+    partial.rename(out)
+    log(f"Pyodide {version}; {len(modules)} importable modules locked; own copy in {rewritten}")
+    log(f"notebooks left out: {left_out or 'none'}")
+    log(
+        f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {size / 2**20:.1f} MB on disk"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "_site")
+    parser.add_argument("--force", action="store_true", help="rebuild even if inputs are unchanged")
+    args = parser.parse_args()
+    out: Path = args.out.resolve()
+    digest = inputs_digest()
+    stamp = CACHE / STAMP
+    if (
+        not args.force
+        and out.is_dir()
+        and stamp.exists()
+        and stamp.read_text() == f"{digest} {out}"
+    ):
+        log(f"{out.name}/ is up to date (inputs {digest[:12]})")
+        return
+    started = time.monotonic()
+    build(out)
+    CACHE.mkdir(exist_ok=True)
+    stamp.write_text(f"{digest} {out}")
+    log(f"built in {time.monotonic() - started:.1f} s (inputs {digest[:12]})")
+
+
+if __name__ == "__main__":
+    main()

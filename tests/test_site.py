@@ -1,0 +1,537 @@
+"""The browser edition (`make site`) in Debian's Chromium: every notebook runs in Pyodide, offline.
+
+The test builds the site with `site/build.py` (which reuses the last build when the package,
+the notebooks and `site/` are unchanged), serves `_site/` on a free 127.0.0.1 port and opens
+it in Chromium through Playwright, one page at a time in one browser context. Chromium
+resolves no name but 127.0.0.1, and every request the pages, their workers and the service
+worker make is logged: a request to any other host fails the notebook it happened in. Each
+notebook is opened in JupyterLite and run with Run All; the test then reads every code cell's
+prompt and outputs from the page. Kernel-ready and Run All times are printed at the end, not
+asserted. Screenshots go to `screenshots/site-*.png` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Locator, Page, Request, expect, sync_playwright
+
+from mini_agent import (
+    AssistantMessage,
+    ContextBudgetError,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    append_session,
+    to_record,
+    trim_context,
+)
+from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
+from mini_agent.session import INVALID_JSON, INVALID_RECORD
+from mini_agent.teaching.explorer_logic import scan_position_text
+from mini_agent.teaching.samples import chapter_picture, sample_session
+from mini_agent.teaching.trace import scan_steps
+from mini_agent.teaching.views import TrimView
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_site"
+SCREENSHOTS = ROOT / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    # Chromium reaches for its own hosts even with the flag above; resolve none of them
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+LOOPBACK = "127.0.0.1"
+KERNEL_IDLE = "Python (Pyodide) | Idle"
+# The chapter's error phrases, with the line number where there is one.
+PHRASES = re.compile(
+    "|".join(
+        [
+            re.escape(INVALID_JSON) + r" \d+",
+            re.escape(INVALID_RECORD) + r" \d+",
+            re.escape(SMALLEST_UNIT_TOO_BIG),
+            re.escape(EMPTY_CONTEXT),
+            r"unknown tool: [\w.-]+",
+        ]
+    )
+)
+BUDGET_NOTEBOOK = "05_character_budget.ipynb"  # BudgetExplorer() over sample_session()
+STEPPER_NOTEBOOK = "04_context_units.ipynb"  # UnitScanStepper(history), history = chapter_picture()
+NOTEBOOKS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
+CURRENT = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook in front; the others stay open
+CELLS_JS = """() => Array.from(document.querySelectorAll(
+  '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')).map(cell => ({
+  prompt: (cell.querySelector('.jp-InputPrompt')?.textContent ?? '').trim(),
+  outputs: Array.from(cell.querySelectorAll('.jp-OutputArea-output')).map(out => ({
+    mime: out.getAttribute('data-mime-type') ?? '', text: out.textContent ?? ''})),
+}))"""
+
+
+# The site, served on loopback
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    """`_site/`, built from this checkout unless the last build had the same inputs."""
+    build = subprocess.run(
+        [sys.executable, str(ROOT / "site" / "build.py"), "--out", str(SITE)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert build.returncode == 0, f"make site failed:\n{build.stdout}\n{build.stderr}"
+    assert (SITE / "index.html").is_file()
+    return SITE
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the browser's log is the one the test reads
+
+
+@pytest.fixture(scope="module")
+def base_url(site: Path) -> Iterator[str]:
+    handler = functools.partial(QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer((LOOPBACK, 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{LOOPBACK}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+# One browser context for every notebook; every request logged
+
+
+@dataclass
+class RequestLog:
+    urls: list[str] = field(default_factory=list)
+
+    def record(self, request: Request) -> None:
+        self.urls.append(request.url)
+
+    def since(self, start: int) -> list[str]:
+        return self.urls[start:]
+
+
+@dataclass
+class Timings:
+    kernel_ready: dict[str, float] = field(default_factory=dict)
+    run_all: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Browser:
+    context: BrowserContext
+    log: RequestLog
+    timings: Timings
+
+
+def foreign(urls: list[str]) -> list[str]:
+    """The URLs of `urls` that went anywhere but the loopback address (data: and blob: stay)."""
+    hosts = [(url, urllib.parse.urlsplit(url)) for url in urls]
+    return [url for url, part in hosts if part.scheme in {"http", "https", "ws", "wss"}
+            and part.hostname != LOOPBACK]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser(base_url: str, pytestconfig: pytest.Config) -> Iterator[Browser]:
+    assert CHROMIUM.exists(), "install Debian's Chromium: apt-get install -y chromium"
+    SCREENSHOTS.mkdir(exist_ok=True)
+    log, timings = RequestLog(), Timings()
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        try:
+            context = chromium.new_context(viewport={"width": 1400, "height": 1600})
+            # pages and the service worker; a page's dedicated workers report on the page
+            context.on("request", log.record)
+            yield Browser(context, log, timings)
+        finally:
+            chromium.close()
+    report(pytestconfig, log, timings)
+
+
+def report(config: pytest.Config, log: RequestLog, timings: Timings) -> None:
+    """Print the figures the browser edition is measured by (never asserted on)."""
+    lines = ["", "browser edition (site test):"]
+    for name, seconds in timings.kernel_ready.items():
+        run_all = timings.run_all.get(name)
+        shown = f"{run_all:5.1f} s" if run_all is not None else "  -  "
+        lines.append(f"  {name:36} kernel ready {seconds:5.1f} s   Run All {shown}")
+    lines.append(f"  requests: {len(log.urls)}, to a host other than {LOOPBACK}: "
+                 f"{len(foreign(log.urls))}")  # fmt: skip
+    capture = config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print("\n".join(lines), flush=True)
+
+
+# Driving JupyterLite: one lab page for every notebook, each opened from the file browser
+
+
+def open_page(browser: Browser, url: str) -> tuple[Page, int]:
+    page = browser.context.new_page()
+    start = len(browser.log.urls)
+    page.goto(url)
+    return page, start
+
+
+def status_bar(page: Page) -> str:
+    return page.locator("#jp-main-statusbar").inner_text().replace("\n", " | ")
+
+
+def wait_for_new_kernel(page: Page, timeout: float = 120) -> None:
+    """Until the current notebook's kernel has started (the status bar shows the kernel
+    connecting or busy, then idle: a notebook opened beside others must not see theirs)."""
+    deadline, started = time.monotonic() + timeout, False
+    while time.monotonic() < deadline:
+        status = status_bar(page)
+        if started and KERNEL_IDLE in status:
+            return
+        started = started or ("Python (Pyodide) |" in status and KERNEL_IDLE not in status)
+        page.wait_for_timeout(100)
+    pytest.fail(f"the kernel did not start in {timeout} s: {status_bar(page)!r}")
+
+
+@dataclass
+class Lab:
+    page: Page
+    opened: dict[str, int] = field(default_factory=dict)  # notebook: log position when opened
+
+
+@pytest.fixture(scope="module")
+def lab(browser: Browser, base_url: str) -> Iterator[Lab]:
+    """JupyterLite's lab, reached as a reader does: the first page's start button (00_guide)."""
+    started = time.monotonic()
+    page, start = open_page(browser, f"{base_url}/")
+    page.get_by_role("link", name="从导读开始").click()
+    wait_for_new_kernel(page)
+    browser.timings.kernel_ready["00_guide.ipynb"] = time.monotonic() - started
+    try:
+        yield Lab(page, {"00_guide.ipynb": start})
+    finally:
+        page.close()
+
+
+def current_tab(page: Page) -> Locator:
+    return page.locator("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current")
+
+
+def open_notebook(browser: Browser, lab: Lab, name: str) -> None:
+    if name not in lab.opened:
+        started = time.monotonic()
+        lab.opened[name] = len(browser.log.urls)
+        lab.page.locator(".jp-DirListing-itemText", has_text=name).dblclick()
+        expect(current_tab(lab.page)).to_contain_text(name)
+        wait_for_new_kernel(lab.page)
+        browser.timings.kernel_ready[name] = time.monotonic() - started
+    expect(current_tab(lab.page)).to_contain_text(name)
+
+
+def menu(page: Page, top: str, item: str) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text=top).first.click()
+    page.locator(".lm-Menu-item", has=page.get_by_text(item, exact=True)).click()
+
+
+def run_all_cells(page: Page) -> None:
+    """Run All from blank prompts: the site's notebooks carry their stored outputs and
+    counts, which a fresh run would number the same way."""
+    menu(page, "Edit", "Clear Outputs of All Cells")
+    expect(page.locator(f"{CURRENT} .jp-CodeCell .jp-OutputArea-output")).to_have_count(0)
+    expect(page.locator(f"{CURRENT} .jp-InputPrompt", has_text=re.compile(r"\d"))).to_have_count(0)
+    menu(page, "Run", "Run All Cells")
+
+
+def stored_notebook(name: str) -> list[dict[str, Any]]:
+    notebook = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+    return [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def stored_text(cell: dict[str, Any]) -> str:
+    """Everything a stored cell shows: streams, results, errors (name and message)."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream":
+            parts.append("".join(output["text"]))
+        elif output["output_type"] == "error":
+            parts.append(f"{output['ename']}: {output['evalue']}")
+        else:
+            data = output.get("data", {})
+            parts.append("".join(data.get("text/plain", "")) + "".join(data.get("text/html", "")))
+    return "\n".join(parts)
+
+
+def cells_after_run_all(page: Page, count: int, timeout: float = 120) -> list[dict[str, Any]]:
+    """The code cells once Run All is over: every prompt numbered, or it stopped (a cell that
+    raised leaves the rest unnumbered) and the page has been still for two seconds."""
+    deadline, still_since, last = time.monotonic() + timeout, time.monotonic(), None
+    while time.monotonic() < deadline:
+        cells: list[dict[str, Any]] = page.evaluate(CELLS_JS)
+        numbered = [re.fullmatch(r"\[\d+\]:", cell["prompt"]) for cell in cells]
+        if len(cells) == count and all(numbered):
+            return cells
+        if cells != last:
+            still_since, last = time.monotonic(), cells
+        busy = any(cell["prompt"] == "[*]:" for cell in cells)
+        if not busy and time.monotonic() - still_since > 2 and KERNEL_IDLE in status_bar(page):
+            return cells
+        page.wait_for_timeout(250)
+    return page.evaluate(CELLS_JS)  # type: ignore[no-any-return]
+
+
+def check_run_all(name: str, cells: list[dict[str, Any]]) -> list[str]:
+    """What is wrong with the page's cells, against the notebook as stored."""
+    stored = stored_notebook(name)
+    if len(cells) != len(stored):
+        return [f"the page shows {len(cells)} code cells, the notebook has {len(stored)}"]
+    problems = []
+    for number, (cell, kept) in enumerate(zip(cells, stored, strict=True), start=1):
+        shown = "\n".join(output["text"] for output in cell["outputs"])
+        if cell["prompt"] != f"[{number}]:":  # a fresh kernel numbers the cells it runs 1, 2, …
+            problems.append(f"code cell {number} did not run in turn (prompt {cell['prompt']!r})")
+            continue
+        for output in cell["outputs"]:
+            if output["mime"] == "application/vnd.jupyter.stderr" and not PHRASES.search(
+                output["text"]
+            ):
+                problems.append(f"code cell {number} shows an error: {output['text'][:300]!r}")
+        for phrase in sorted(set(PHRASES.findall(stored_text(kept)))):
+            if phrase not in shown:
+                problems.append(f"code cell {number} should show {phrase!r}: {shown[:300]!r}")
+    return problems
+
+
+# What the explorers show when moved, as the package computes it
+
+
+def move_budget_slider(page: Page) -> None:
+    messages = sample_session()
+    outputs = page.locator(f"{CURRENT} .jp-OutputArea-output")
+    explorer = outputs.filter(has=page.locator(".widget-slider"))
+    expect(explorer).to_have_count(1)
+    explorer.scroll_into_view_if_needed()
+    readout = explorer.locator(".widget-readout")
+    expect(readout).to_have_text(re.compile(r"\d+"))  # rendered a moment after the slider
+    landed = int(readout.text_content() or "")
+    start = TrimView(messages, landed).summary()
+    expect(explorer).to_contain_text(start, timeout=30_000)
+    handle = explorer.locator(".noUi-handle")
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x - 200, y, steps=10)
+    page.mouse.up()
+    expect(readout).not_to_have_text(str(landed))
+    expect(readout).to_have_text(re.compile(r"\d+"))
+    moved = int(readout.text_content() or "")
+    expected = TrimView(messages, moved).summary()
+    assert expected != start
+    expect(explorer).to_contain_text(expected, timeout=30_000)
+    explorer.screenshot(path=SCREENSHOTS / "site-05-budget-moved.png")
+
+
+def press_unit_stepper(page: Page) -> None:
+    history = chapter_picture()
+    steps = list(scan_steps(history))
+    texts = [scan_position_text(history, steps, at).splitlines() for at in range(len(steps) + 1)]
+    outputs = page.locator(f"{CURRENT} .jp-OutputArea-output")
+    explorer = outputs.filter(has=page.locator("button", has_text="▶"))
+    expect(explorer).to_have_count(1)
+    explorer.scroll_into_view_if_needed()
+    prev: Locator = explorer.locator("button", has_text="◀")
+    next_: Locator = explorer.locator("button", has_text="▶")
+    position = explorer.locator(".widget-readout")  # the stepper's position slider
+    expect(position).to_have_text(re.compile(r"^\d+$"))
+    at = int(position.text_content() or "")  # where the notebook's cells left it
+    for line in texts[at]:
+        expect(explorer).to_contain_text(line)
+    # one press each way, each view checked against the package's text for that position
+    moves = [(prev, at - 1), (next_, at)] if at > 0 else [(next_, 1), (prev, 0)]
+    for button, landed in moves:
+        button.click()
+        expect(position).to_have_text(str(landed))
+        for line in texts[landed]:
+            expect(explorer).to_contain_text(line, timeout=30_000)
+    explorer.screenshot(path=SCREENSHOTS / "site-04-stepper.png")
+
+
+INTERACTIONS: dict[str, Callable[[Page], None]] = {
+    BUDGET_NOTEBOOK: move_budget_slider,
+    STEPPER_NOTEBOOK: press_unit_stepper,
+}
+
+
+# The tests
+
+
+def test_no_text_file_of_the_site_names_a_cdn(site: Path) -> None:
+    never = json.loads((ROOT / "site" / "site.json").read_text(encoding="utf-8"))["never_named"]
+    named = re.compile(r"https?://(?:" + "|".join(map(re.escape, never)) + r")\b")
+    hits = []
+    for path in site.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            if b"\0" not in data[:8192] and named.search(data.decode("utf-8", "replace")):
+                hits.append(path.relative_to(site).as_posix())
+    assert hits == []
+
+
+def test_the_first_page_lists_the_notebooks_in_order_in_chinese(
+    site: Path, browser: Browser, base_url: str
+) -> None:
+    page, start = open_page(browser, f"{base_url}/")
+    try:
+        expect(page.locator("html")).to_have_attribute("lang", "zh-CN")
+        links = page.locator("ol li a").evaluate_all("links => links.map(a => a.href)")
+        in_site = sorted(path.name for path in (site / "files").glob("*.ipynb"))
+        assert [urllib.parse.parse_qs(urllib.parse.urlsplit(u).query)["path"][0] for u in links] \
+            == in_site  # fmt: skip
+        assert in_site[0] == "00_guide.ipynb"
+        for name in sorted(set(NOTEBOOKS) - set(in_site)):  # left out: the page says why
+            expect(page.locator("body")).to_contain_text(Path(name).stem)
+        page.screenshot(path=SCREENSHOTS / "site-landing.png", full_page=True)
+        assert foreign(browser.log.since(start)) == []
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_the_notebook_runs_all_cells_in_pyodide_offline(
+    name: str, site: Path, browser: Browser, lab: Lab
+) -> None:
+    if not (site / "files" / name).exists():
+        landing = (site / "index.html").read_text(encoding="utf-8")
+        assert Path(name).stem in landing.split("不在浏览器版里的笔记本", 1)[1], (
+            f"{name} is neither in the site nor listed as left out on the first page"
+        )
+        return
+    open_notebook(browser, lab, name)
+    page = lab.page
+    ran = time.monotonic()
+    run_all_cells(page)
+    cells = cells_after_run_all(page, len(stored_notebook(name)))
+    browser.timings.run_all[name] = time.monotonic() - ran
+    page.screenshot(path=SCREENSHOTS / f"site-{Path(name).stem}.png")
+    assert check_run_all(name, cells) == []
+    if name in INTERACTIONS:
+        INTERACTIONS[name](page)
+    urls = browser.log.since(lab.opened[name])
+    assert any(url.endswith("/pyodide.asm.wasm") for url in urls), "the kernel's worker is logged"
+    assert foreign(urls) == []
+
+
+BUDGETS = (20, 40, 210, 1000)  # too small for the newest unit, then one, two, all three units
+HONESTY_CODE = (
+    f"BUDGETS = {BUDGETS!r}\n"
+    + """
+import json, os, sys, tempfile, fcntl
+from pathlib import Path
+from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage
+from mini_agent import append_session, load_session, to_record, trim_context
+from mini_agent.durable import has_lock
+from mini_agent.repair import repair_session
+
+history = [UserMessage("读一下 a.txt"), AssistantMessage("好的", (ToolCall("a", "read", {"path": "a.txt"}),)),
+           ToolMessage("a", "内容 ✓"), UserMessage("再读 b.txt")]
+report = {"platform": sys.platform, "flock": hasattr(fcntl, "flock"), "link": hasattr(os, "link"),
+          "has_lock": has_lock()}
+path = Path(tempfile.mkdtemp()) / "session.jsonl"
+
+def attempt(name, action):
+    try:
+        report[name] = action()
+    except Exception as error:
+        report[name] = f"{type(error).__name__}: {error}"
+
+def append():
+    for message in history:
+        append_session(path, message)
+    return path.read_text(encoding="utf-8")
+
+def repair():
+    with path.open("ab") as file:
+        file.write(b'{"role":"user","con')  # a torn last line
+    repaired = repair_session(path)
+    return [repaired.repaired, load_session(path) == history]
+
+attempt("append", append)
+attempt("load", lambda: load_session(path) == history)
+def trims():
+    found = {}
+    for budget in BUDGETS:
+        try:
+            found[budget] = [to_record(m) for m in trim_context(load_session(path), budget)]
+        except Exception as error:
+            found[budget] = f"{type(error).__name__}: {error}"
+    return found
+
+attempt("trim", trims)
+attempt("repair", repair)
+print("HONESTY " + json.dumps(report, ensure_ascii=False))
+"""
+)
+
+
+def trimmed(history: list[Message], budget: int) -> list[dict[str, Any]] | str:
+    try:
+        return [to_record(message) for message in trim_context(history, budget)]
+    except ContextBudgetError as error:
+        return f"ContextBudgetError: {error}"
+
+
+def test_the_package_appends_loads_trims_and_repairs_in_pyodide(
+    browser: Browser, base_url: str, tmp_path: Path
+) -> None:
+    """In the browser `fcntl` has no `flock` and `os` no `link`: the package must still work."""
+    history: list[Message] = [
+        UserMessage("读一下 a.txt"),
+        AssistantMessage("好的", (ToolCall("a", "read", {"path": "a.txt"}),)),
+        ToolMessage("a", "内容 ✓"),
+        UserMessage("再读 b.txt"),
+    ]
+    results = [trimmed(history, budget) for budget in BUDGETS]
+    assert len({json.dumps(result) for result in results}) == len(BUDGETS)  # each budget differs
+    for message in history:  # what CPython writes, to compare byte for byte
+        append_session(tmp_path / "session.jsonl", message)
+    query = urllib.parse.urlencode({"kernel": "python", "toolbar": "1", "code": HONESTY_CODE})
+    page, start = open_page(browser, f"{base_url}/repl/index.html?{query}")
+    try:
+        output = page.locator(".jp-OutputArea-output", has_text="HONESTY ")
+        expect(output).to_have_count(1, timeout=120_000)
+        page.screenshot(path=SCREENSHOTS / "site-repl-package.png")
+        report = json.loads((output.text_content() or "").split("HONESTY ", 1)[1])
+        assert report["platform"] == "emscripten"
+        assert (report["flock"], report["link"]) == (False, False), "the browser's limits"
+        assert report["has_lock"] is False  # the package knows it appends without a lock here
+        assert report["append"] == (tmp_path / "session.jsonl").read_text(encoding="utf-8")
+        assert report["load"] is True
+        assert report["trim"] == {str(budget): trimmed(history, budget) for budget in BUDGETS}
+        assert report["repair"] == [True, True], f"repair_session in Pyodide: {report['repair']}"
+        assert foreign(browser.log.since(start)) == []
+    finally:
+        page.close()
