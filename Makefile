@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test bench chromium
+.PHONY: lab test bench chromium node
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium node
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -36,6 +36,19 @@ chromium:
 	  else \
 	    echo "The browser test needs Chromium at $(CHROMIUM) and a CJK font; as root, run:" >&2; \
 	    echo "  apt-get update && apt-get install -y chromium fonts-wqy-microhei" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+# The differential test runs the chapter's session and context functions in real node
+# (tests/js/, no npm packages).
+node:
+	@if ! command -v node >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs; \
+	  else \
+	    echo "The node differential test needs node; as root, run:" >&2; \
+	    echo "  apt-get update && apt-get install -y nodejs" >&2; \
 	    exit 1; \
 	  fi; \
 	fi

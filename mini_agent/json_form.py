@@ -311,13 +311,20 @@ def parse(text: str) -> JSON:
 
     Raises `ValueError` (a `json.JSONDecodeError` when the text is not JSON, with its column).
     """
-    if text.count("[") + text.count("{") > MAX_DEPTH:  # brackets in strings count too: cheap
-        return _parse_slowly(text)  # and exact
+    if len(text) > MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH:
+        return _parse_slowly(text)  # maybe too deep (brackets in strings count too): exact
     try:
-        value: JSON = _decoder.decode(text)
+        value, end = _decoder.raw_decode(text)  # one value from the first character: the
+        if end == len(text):  # lines we write; else decode() skips spaces or says what is wrong
+            return value  # type: ignore[no-any-return]
+    except ValueError:  # JSONDecodeError, or a number out of range
+        pass
     except RecursionError:  # the caller's stack is nearly used up
         return _parse_slowly(text)
-    return value
+    try:
+        return _decoder.decode(text)  # type: ignore[no-any-return]
+    except RecursionError:
+        return _parse_slowly(text)
 
 
 def _parse_slowly(text: str) -> JSON:
