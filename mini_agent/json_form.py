@@ -311,20 +311,36 @@ def parse(text: str) -> JSON:
 
     Raises `ValueError` (a `json.JSONDecodeError` when the text is not JSON, with its column).
     """
-    if len(text) > MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH:
-        return _parse_slowly(text)  # maybe too deep (brackets in strings count too): exact
     try:
         value, end = _decoder.raw_decode(text)  # one value from the first character: the
-        if end == len(text):  # lines we write; else decode() skips spaces or says what is wrong
-            return value  # type: ignore[no-any-return]
-    except ValueError:  # JSONDecodeError, or a number out of range
+    except ValueError:  # lines we write; decode() below skips spaces or says what is wrong
         pass
     except RecursionError:  # the caller's stack is nearly used up
         return _parse_slowly(text)
+    else:
+        if end == len(text):
+            if len(text) <= MAX_DEPTH or _flat(value) or _brackets(text) <= MAX_DEPTH:
+                return value  # type: ignore[no-any-return]
+            return _parse_slowly(text)  # maybe too deep: exactly
+    if len(text) > MAX_DEPTH and _brackets(text) > MAX_DEPTH:
+        return _parse_slowly(text)  # the first error is maybe the depth: exactly
     try:
         return _decoder.decode(text)  # type: ignore[no-any-return]
     except RecursionError:
         return _parse_slowly(text)
+
+
+_CONTAINERS = frozenset((dict, list))
+
+
+def _flat(value: object) -> bool:
+    """An object holding no array or object: one level deep, however long (a tool result)."""
+    return type(value) is dict and _CONTAINERS.isdisjoint(map(type, value.values()))
+
+
+def _brackets(text: str) -> int:
+    """Opening brackets, those inside strings too: a cheap bound on the depth."""
+    return text.count("[") + text.count("{")
 
 
 def _parse_slowly(text: str) -> JSON:
@@ -402,8 +418,8 @@ def describe_error(err: BaseException) -> str:
     if isinstance(err, JSONDecodeError):
         # "Unterminated string starting at" + " at column 38" would say "at" twice
         return f"{err.msg.removesuffix(' at')} at column {err.colno}"
-    if isinstance(err, RecursionError):
-        return TOO_DEEP
+    if isinstance(err, RecursionError):  # only when the caller's stack is all but used up
+        return "nested too deeply for the call stack left"
     return str(err)
 
 

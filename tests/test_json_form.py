@@ -313,10 +313,15 @@ def test_one_limit_for_append_load_trim_and_the_cli_whatever_the_recursion_limit
 
 def test_a_thread_with_a_small_stack_reads_and_writes_the_deepest_value() -> None:
     deepest = "[" * MAX_DEPTH + "]" * MAX_DEPTH
-    results: list[bool] = []
+    hostile = ["[" * 100_000, "[" * 100_000 + "]" * 100_000, '{"a":' * 5_000]
+    results: list[object] = []
 
     def work() -> None:
         results.append(stringify(parse(deepest)) == deepest)
+        for text in hostile:  # refused, however deep, without a crash
+            with pytest.raises(json.JSONDecodeError, match=r"nested deeper than 500"):
+                parse(text)
+            results.append(True)
 
     old = threading.stack_size(256 * 1024)  # the C decoder needs ~200 bytes a level
     try:
@@ -325,4 +330,4 @@ def test_a_thread_with_a_small_stack_reads_and_writes_the_deepest_value() -> Non
         thread.join(timeout=30)
     finally:
         threading.stack_size(old)
-    assert results == [True]
+    assert results == [True] * 4
