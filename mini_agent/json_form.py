@@ -69,30 +69,40 @@ _PLAIN_DEPTH = 32  # deeper values take the iterative path
 _surrogate = re.compile("[\ud800-\udfff]")
 
 
-def _plain(value: Any, depth: int) -> bool:
+def _plain(value: Any, depth: int = 0) -> bool:
     """True when Python's encoder writes `value` exactly as JSON.stringify: dict, list, str,
     bool, None, an int within ±2^53, a float whose `repr` is JavaScript's (not integral, not
     below 1e-4: `repr` writes `1.0`, `1e-05`), keys that are str and do not start with a digit
-    (an array index, which JavaScript puts first, does), at most 32 levels deep."""
+    (an array index, which JavaScript puts first, does), at most 32 levels deep.
+
+    Written out flat, scalars inline: it runs before every line is written or measured."""
     kind = type(value)
-    if kind is str or kind is bool or value is None:
-        return True
-    if kind is int:
-        return -_EXACT <= value <= _EXACT  # type: ignore[no-any-return]
-    if kind is float:  # non-integral floats are below 2^52, where repr stops at 1e16
-        return not value.is_integer() and abs(value) >= 1e-4
-    if depth >= _PLAIN_DEPTH:
-        return False
     if kind is dict:
-        for key, item in value.items():
+        for key in value:
             if type(key) is not str or key[:1] in "0123456789":  # "" is in it too: fine
                 return False
-            if type(item) is not str and not _plain(item, depth + 1):
-                return False
-        return True
-    if kind is list:
-        return all(type(item) is str or _plain(item, depth + 1) for item in value)
-    return False
+        members = value.values()
+    elif kind is list:
+        members = value
+    else:
+        return _plain([value], depth)
+    if depth >= _PLAIN_DEPTH:
+        return False
+    for item in members:
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if -_EXACT <= item <= _EXACT:
+                continue
+            return False
+        if kind is float:  # non-integral floats are below 2^52, where repr stops at 1e16
+            if not item.is_integer() and abs(item) >= 1e-4:
+                continue
+            return False
+        if not (kind is dict or kind is list) or not _plain(item, depth + 1):
+            return False
+    return True
 
 
 def stringify(value: Any) -> str:
@@ -104,7 +114,7 @@ def stringify(value: Any) -> str:
     deeper than `MAX_DEPTH`.
     """
     try:
-        text = _encode(value) if _plain(value, 0) else _stringify_slowly(value)
+        text = _encode(value) if _plain(value) else _stringify_slowly(value)
     except RecursionError:  # the caller's stack is nearly used up: no recursion at all
         text = _stringify_slowly(value)
     if text.isascii():
