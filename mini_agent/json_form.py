@@ -302,7 +302,7 @@ def _js_int(text: str) -> int | float:
 _decoder = json.JSONDecoder(
     parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_js_int
 )
-_scalar_at = _decoder.raw_decode  # the iterative parser's one token (never at "[" or "{")
+_raw_decode = _decoder.raw_decode  # one value at an index; the iterative parser's one token
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's, as json's decoder skips it
 
 
@@ -321,18 +321,19 @@ def parse(text: str) -> JSON:
 
     Raises `ValueError` (a `json.JSONDecodeError` when the text is not JSON, with its column).
     """
+    size = len(text)
     try:
-        value, end = _decoder.raw_decode(text)  # one value from the first character: the
-    except ValueError:  # lines we write; decode() below skips spaces or says what is wrong
+        value, end = _raw_decode(text)  # one value from the first character: the lines we
+    except ValueError:  # write; decode() below skips spaces or says what is wrong
         pass
     except RecursionError:  # the caller's stack is nearly used up
         return _parse_slowly(text)
     else:
-        if end == len(text):
-            if len(text) <= MAX_DEPTH or _flat(value) or _brackets(text) <= MAX_DEPTH:
+        if end == size:
+            if size <= MAX_DEPTH or _flat(value) or _brackets(text) <= MAX_DEPTH:
                 return value  # type: ignore[no-any-return]
             return _parse_slowly(text)  # maybe too deep: exactly
-    if len(text) > MAX_DEPTH and _brackets(text) > MAX_DEPTH:
+    if size > MAX_DEPTH and _brackets(text) > MAX_DEPTH:
         return _parse_slowly(text)  # the first error is maybe the depth: exactly
     try:
         return _decoder.decode(text)  # type: ignore[no-any-return]
@@ -375,7 +376,7 @@ def _parse_slowly(text: str) -> JSON:
             value: JSON = [] if char == "[" else {}
             index += 1
         else:
-            value, index = _scalar_at(text, index)
+            value, index = _raw_decode(text, index)
         while True:  # put the value in its container; close every container that ends here
             if not stack:
                 end = _skip(text, index)
@@ -411,7 +412,7 @@ def _key_at(text: str, index: int) -> tuple[str, int]:
     """A property name and its colon at `index`; the index of the value after them."""
     if text[index : index + 1] != '"':
         raise JSONDecodeError("Expecting property name enclosed in double quotes", text, index)
-    key, index = _scalar_at(text, index)
+    key, index = _raw_decode(text, index)
     index = _skip(text, index)
     if text[index : index + 1] != ":":
         raise JSONDecodeError("Expecting ':' delimiter", text, index)
