@@ -22,12 +22,13 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     append_session,
+    estimate_context_chars,
     load_session,
 )
 from mini_agent.messages import record_line
 
 from . import report
-from .histories import random_history
+from .histories import forget_sizes, random_history
 from .rivals import PydanticLineError, bare_loop, jsonlines_loop, pydantic_loop
 from .timing import best_time
 
@@ -212,6 +213,54 @@ def append_table() -> str:
     return title + report.table(["", "records", "per record"], rows)
 
 
+def _cold_estimate(messages: list[Message]) -> float:
+    """CPU seconds per message of `estimate_context_chars` with no size cached yet."""
+    elapsed = best_time(
+        lambda: estimate_context_chars(messages),
+        before=lambda: forget_sizes(messages),
+        repeat=7,
+        budget=10,
+    )
+    return elapsed / len(messages)
+
+
+def _appends(messages: list[Message], folder: str) -> float:
+    """CPU seconds per `append_session` call, each run into a new file."""
+    paths = (Path(folder, f"{n}.jsonl") for n in range(100))
+
+    def run() -> None:
+        path = next(paths)
+        for message in messages:
+            append_session(path, message)
+
+    return best_time(run, repeat=5, budget=10) / len(messages)
+
+
+def writing_table(count: int = 20_000) -> str:
+    """What JSON.stringify's exact form costs to write or to measure a message."""
+    rng = random.Random(5)
+    numbers: list[Message] = [
+        AssistantMessage("x", (ToolCall(f"c{i}", "edit", {"line": i, "scale": rng.random()}),))
+        for i in range(count)
+    ]
+    history = random_history(count)
+    rows = [
+        [
+            f"estimate_context_chars, sizes not yet known, {name}",
+            f"{_cold_estimate(h) * 1e6:.2f} µs",
+        ]
+        for name, h in (
+            ("bench history", history),
+            ("tool inputs with an int and a float", numbers),
+        )
+    ]
+    with tempfile.TemporaryDirectory(dir=os.getcwd()) as folder:  # on disk, not tmpfs
+        per_append = _appends(history[:2_000], folder)
+    rows.append(["append_session, fsync=False (CPU time)", f"{per_append * 1e6:.1f} µs"])
+    title = "### Writing and measuring a message (CPU time, best of up to 7 runs)\n\n"
+    return title + report.table(["", "per message"], rows)
+
+
 def loading_report(messages: int = LOAD_MESSAGES) -> str:
     sections, targets = [], []
     for name, history in HISTORIES.items():
@@ -222,4 +271,4 @@ def loading_report(messages: int = LOAD_MESSAGES) -> str:
             f"{share:.2f}x — {report.verdict(share >= 0.8)}"
         )
     target = "### Targets\n\n" + "\n".join(targets)
-    return "\n\n".join([*sections, damage_table(), append_table(), target])
+    return "\n\n".join([*sections, damage_table(), append_table(), writing_table(), target])
