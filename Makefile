@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test bench chromium pyodide soak site
+.PHONY: lab test bench chromium node pyodide soak site
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
 
-test: $(STAMP) chromium pyodide site
+test: $(STAMP) chromium node pyodide site
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -25,7 +25,7 @@ test: $(STAMP) chromium pyodide site
 # The browser edition: a static JupyterLite site in _site/, built from this checkout (its own
 # build environment .site-venv/ needs python3.12 or python3.13; caches in .site-cache/).
 # Unchanged inputs reuse the last build. Serve it: python3 -m http.server -d _site -b 127.0.0.1
-site:
+site: node
 	$(PYTHON) site/build.py
 
 bench: $(STAMP)
@@ -51,7 +51,7 @@ chromium:
 PYODIDE_VERSION := 314.0.6
 PYODIDE_CACHE := .cache/pyodide
 PYODIDE_STAMP := $(PYODIDE_CACHE)/node_modules/pyodide/.installed-$(PYODIDE_VERSION)
-pyodide: $(PYODIDE_STAMP)
+pyodide: node $(PYODIDE_STAMP)
 $(PYODIDE_STAMP):
 	npm install --prefix $(PYODIDE_CACHE) --no-save --no-audit --no-fund --loglevel=error pyodide@$(PYODIDE_VERSION)
 	touch $@
@@ -59,3 +59,16 @@ $(PYODIDE_STAMP):
 # The long fault soak (issue 11's targets; minutes, not part of `make test`).
 soak: $(STAMP)
 	$(BIN)/python -m tests.soak
+
+# The differential test runs the chapter's session and context functions in real node
+# (tests/js/, no npm packages); npm fetches Pyodide and the site's JavaScript.
+node:
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm; \
+	  else \
+	    echo "The node differential test and the browser builds need node and npm; as root, run:" >&2; \
+	    echo "  apt-get update && apt-get install -y nodejs npm" >&2; \
+	    exit 1; \
+	  fi; \
+	fi

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import tempfile
 import time
 from collections.abc import Callable
@@ -13,15 +14,83 @@ from typing import Any
 
 import jsonlines
 
-from mini_agent import SessionFormatError, append_session, load_session
+from mini_agent import (
+    AssistantMessage,
+    Message,
+    SessionFormatError,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    append_session,
+    estimate_context_chars,
+    load_session,
+)
 from mini_agent.messages import record_line
 
 from . import report
-from .histories import random_history
+from .histories import forget_sizes, random_history
 from .rivals import PydanticLineError, bare_loop, jsonlines_loop, pydantic_loop
 from .timing import best_time
 
 LOAD_MESSAGES = 150_000  # about 50 MB with random_history's sizes
+
+# A tool-heavy session in Chinese: most lines are tool calls and their results (file reads
+# with code, grep hits, command output), with Chinese prose in every text field.
+_CHINESE = (
+    "读取配置文件并检查会话记录是否完整，如果发现损坏的行，就报告行号；"
+    "上下文预算按字符近似计算，不等于模型的令牌数。工具调用和结果必须成组保留，"
+    "否则模型会看到没有请求的结果。"
+)
+_CODE = (
+    "def trim_context(messages, max_chars):\n    kept = []\n"
+    "    for unit in reversed(context_units(messages)):  # 从最新的单元开始\n"
+    '        if estimate(unit + kept) > max_chars:\n            raise ValueError("预算太小")\n'
+)
+
+
+def tool_heavy_chinese_history(count: int, seed: int = 35) -> list[Message]:
+    """`count` messages: a Chinese question, then 2-6 rounds of 1-4 tool calls whose inputs
+    carry paths, line numbers, flags and patterns, each answered by Chinese text or code."""
+    rng = random.Random(seed)
+    messages: list[Message] = []
+    turn = 0
+
+    def chinese(low: int, high: int) -> str:
+        start = rng.randrange(len(_CHINESE))
+        text = (_CHINESE * (high // len(_CHINESE) + 2))[start:]
+        return text[: rng.randint(low, high)]
+
+    while len(messages) < count:
+        turn += 1
+        messages.append(UserMessage(chinese(20, 120)))
+        for step in range(rng.randint(2, 6)):
+            calls = tuple(
+                ToolCall(
+                    f"call_{turn}_{step}_{k}",
+                    rng.choice(("read_file", "grep", "run_command", "edit_file")),
+                    {
+                        "path": f"src/模块{rng.randint(1, 40)}/文件{rng.randint(1, 99)}.py",
+                        "line": rng.randint(1, 2_000),
+                        "limit": rng.choice((50, 100, 200)),
+                        "pattern": chinese(2, 12),
+                        "ignoreCase": rng.random() < 0.5,
+                        "context": [rng.randint(0, 5), rng.randint(0, 5)],
+                    },
+                )
+                for k in range(rng.randint(1, 4))
+            )
+            messages.append(AssistantMessage(chinese(10, 60), calls))
+            for call in calls:
+                body = _CODE * rng.randint(1, 6) if rng.random() < 0.5 else chinese(100, 1_500)
+                messages.append(ToolMessage(call.id, body, rng.random() < 0.05))
+        messages.append(AssistantMessage(chinese(50, 400)))
+    return messages[:count]
+
+
+HISTORIES: dict[str, Callable[[int], list[Message]]] = {
+    "the bench file (random_history)": random_history,
+    "a tool-heavy, Chinese-text file": tool_heavy_chinese_history,
+}
 
 
 def bare_text_loop(path: Path) -> list[Any]:
@@ -105,12 +174,16 @@ def _time_loader(loader: Callable[[Path], list[Any]], path: Path) -> float:
     return best_time(lambda: loader(path), repeat=5, budget=30)
 
 
-def speed_table(messages: int) -> tuple[str, float]:
+def speed_table(
+    messages: int,
+    history: Callable[[int], list[Message]] = random_history,
+    label: str = "the bench file (random_history)",
+) -> tuple[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder, "session.jsonl")
-        history = random_history(messages)
-        path.write_text("".join(record_line(m) + "\n" for m in history), encoding="utf-8")
-        del history
+        lines = [record_line(m) + "\n" for m in history(messages)]
+        path.write_text("".join(lines), encoding="utf-8")
+        del lines
         megabytes = path.stat().st_size / 1e6
         times = {name: _time_loader(loader, path) for name, loader in LOADERS.items()}
     floor = min(times["bare json.loads loop (bytes)"], times["bare json.loads loop (text)"])
@@ -118,7 +191,7 @@ def speed_table(messages: int) -> tuple[str, float]:
         [name, report.seconds(t), f"{megabytes / t:.0f} MB/s", f"{floor / t:.2f}x"]
         for name, t in times.items()
     ]
-    title = f"### Loading one {megabytes:.0f} MB session file ({messages:,} lines)\n\n"
+    title = f"### Loading {label}: {megabytes:.0f} MB, {messages:,} lines\n\n"
     table = report.table(["loader", "time", "throughput", "vs faster bare loop"], rows)
     return title + table, floor / times["load_session"]
 
@@ -140,10 +213,62 @@ def append_table() -> str:
     return title + report.table(["", "records", "per record"], rows)
 
 
-def loading_report(messages: int = LOAD_MESSAGES) -> str:
-    speed, share = speed_table(messages)
-    target = (
-        f"### Targets\n\n- load_session ≥ 0.8x the throughput of the faster bare json.loads loop: "
-        f"{share:.2f}x — {report.verdict(share >= 0.8)}"
+def _cold_estimate(messages: list[Message]) -> float:
+    """CPU seconds per message of `estimate_context_chars` with no size cached yet."""
+    elapsed = best_time(
+        lambda: estimate_context_chars(messages),
+        before=lambda: forget_sizes(messages),
+        repeat=7,
+        budget=10,
     )
-    return "\n\n".join([speed, damage_table(), append_table(), target])
+    return elapsed / len(messages)
+
+
+def _appends(messages: list[Message], folder: str) -> float:
+    """CPU seconds per `append_session` call, each run into a new file."""
+    paths = (Path(folder, f"{n}.jsonl") for n in range(100))
+
+    def run() -> None:
+        path = next(paths)
+        for message in messages:
+            append_session(path, message)
+
+    return best_time(run, repeat=5, budget=10) / len(messages)
+
+
+def writing_table(count: int = 20_000) -> str:
+    """What JSON.stringify's exact form costs to write or to measure a message."""
+    rng = random.Random(5)
+    numbers: list[Message] = [
+        AssistantMessage("x", (ToolCall(f"c{i}", "edit", {"line": i, "scale": rng.random()}),))
+        for i in range(count)
+    ]
+    history = random_history(count)
+    rows = [
+        [
+            f"estimate_context_chars, sizes not yet known, {name}",
+            f"{_cold_estimate(h) * 1e6:.2f} µs",
+        ]
+        for name, h in (
+            ("bench history", history),
+            ("tool inputs with an int and a float", numbers),
+        )
+    ]
+    with tempfile.TemporaryDirectory(dir=os.getcwd()) as folder:  # on disk, not tmpfs
+        per_append = _appends(history[:2_000], folder)
+    rows.append(["append_session, fsync=False (CPU time)", f"{per_append * 1e6:.1f} µs"])
+    title = "### Writing and measuring a message (CPU time, best of up to 7 runs)\n\n"
+    return title + report.table(["", "per message"], rows)
+
+
+def loading_report(messages: int = LOAD_MESSAGES) -> str:
+    sections, targets = [], []
+    for name, history in HISTORIES.items():
+        speed, share = speed_table(messages, history, name)
+        sections.append(speed)
+        targets.append(
+            f"- load_session ≥ 0.8x the faster bare json.loads loop, {name}: "
+            f"{share:.2f}x — {report.verdict(share >= 0.8)}"
+        )
+    target = "### Targets\n\n" + "\n".join(targets)
+    return "\n\n".join([*sections, damage_table(), append_table(), writing_table(), target])

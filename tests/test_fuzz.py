@@ -48,7 +48,7 @@ def literal_load(data: bytes) -> Outcome:
         if raw == b"":
             continue
         try:
-            value = json.loads(raw.decode("utf-8"), parse_constant=_reject)
+            value = json.loads(raw.decode("utf-8"), parse_constant=_reject, parse_int=_as_js_reads)
             if any(v in (float("inf"), float("-inf")) for v in _numbers(value)):
                 raise ValueError("out of range")
         except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
@@ -58,6 +58,12 @@ def literal_load(data: bytes) -> Outcome:
             return (INVALID_RECORD, number)
         messages.append(message)
     return messages
+
+
+def _as_js_reads(text: str) -> int | float:
+    """An integer token as JavaScript reads it: exact up to ±2^53, else the nearest double."""
+    value = int(text)
+    return value if abs(value) <= 2**53 else float(text)
 
 
 def _numbers(value: object) -> list[float]:

@@ -34,7 +34,7 @@ text = st.lists(st.one_of(st.text(max_size=8), tricky), max_size=4).map("".join)
 json_values: st.SearchStrategy[JSON] = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers()
+    | st.integers(min_value=-(2**53), max_value=2**53)  # JavaScript holds these exactly
     | st.floats(allow_nan=False, allow_infinity=False)
     | text,
     lambda children: st.lists(children, max_size=3) | st.dictionaries(text, children, max_size=3),
