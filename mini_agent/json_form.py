@@ -427,11 +427,31 @@ def error_column(err: BaseException) -> int | None:
 def describe_error(err: BaseException) -> str:
     """A short reason for an error of `parse`, e.g. `Expecting value at column 3`."""
     if isinstance(err, JSONDecodeError):
+        if err.doc[err.pos : err.pos + 1] == "\ufeff":  # Notepad's and PowerShell's BOM
+            return f"byte-order mark (U+FEFF) at column {err.colno}; save as UTF-8 without BOM"
         # "Unterminated string starting at" + " at column 38" would say "at" twice
         return f"{err.msg.removesuffix(' at')} at column {err.colno}"
     if isinstance(err, RecursionError):  # only when the caller's stack is all but used up
         return "nested too deeply for the call stack left"
     return str(err)
+
+
+def same_json(left: object, right: object) -> bool:
+    """`left == right` for JSON values, at any depth (no recursion): a list is not a tuple."""
+    pending = [(left, right)]
+    while pending:
+        a, b = pending.pop()
+        if isinstance(a, dict) and isinstance(b, dict):
+            if a.keys() != b.keys():
+                return False
+            pending.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                return False
+            pending.extend(zip(a, b, strict=True))
+        elif isinstance(a, (dict, list, tuple)) or isinstance(b, (dict, list, tuple)) or a != b:
+            return False
+    return True
 
 
 def json_type(value: object) -> str:

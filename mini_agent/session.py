@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 
 from . import durable
-from .json_form import describe_error, error_column, json_type, parse, stringify
+from .json_form import describe_error, error_column, json_type, parse, same_json, stringify
 from .messages import (
     CALL_ID,
     CALL_INPUT,
@@ -27,6 +27,7 @@ from .messages import (
     ToolMessage,
     UserMessage,
     record_line,
+    to_record,
 )
 
 INVALID_JSON = "invalid session JSON at line"
@@ -43,11 +44,8 @@ class SessionFormatError(ValueError):
         self, phrase: str, path: PathLike, line: int, detail: str, column: int | None = None
     ) -> None:
         super().__init__(f"{phrase} {line}: {detail}")
-        self.phrase = phrase
-        self.path = path
-        self.line = line
-        self.detail = detail
-        self.column = column
+        self.phrase, self.path, self.line = phrase, path, line
+        self.detail, self.column = detail, column
 
     def __reduce__(self) -> tuple[Any, ...]:
         # pickles (multiprocessing, concurrent.futures) carry it whole, not as a TypeError
@@ -159,8 +157,6 @@ def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
             value = parse(line)
         except (ValueError, RecursionError) as err:
             detail, column = describe_error(err), error_column(err)
-            if column is not None and line[column - 1 : column] == "\ufeff":  # Notepad's BOM
-                detail = f"byte-order mark (U+FEFF) at column {column}; save as UTF-8 without BOM"
             raise SessionFormatError(INVALID_JSON, path, number, detail, column) from err
         message = parse_session_message(value)
         if message is None:
@@ -177,7 +173,8 @@ def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> 
     lacks its newline, refused after a torn one, rolled back if the write fails.
     """
     line = record_line(message)
-    if parse_session_message(parse(line)) != message:
+    loaded = parse_session_message(parse(line))
+    if loaded is None or not same_json(to_record(loaded), to_record(message)):
         # e.g. a tuple or non-str keys in a tool input, a non-bool isError, a surrogate pair
         raise ValueError(
             f"refusing to append a {message.role} message that would not load back unchanged"

@@ -281,6 +281,7 @@ attempt("estimate", lambda: estimate_context_chars(load_session(folder / "ok.jso
 attempt("trim", lambda: len(trim_context(load_session(folder / "ok.jsonl"), 10_000)))
 attempt("trim beyond", lambda: trim_context([beyond], 10_000))
 attempt("append beyond", lambda: append_session(folder / "ok.jsonl", beyond))
+attempt("append", lambda: append_session(folder / "again.jsonl", at_limit))  # compares at any depth
 attempt("check", lambda: main(["check", str(folder / "ok.jsonl")]))
 attempt("check beyond", lambda: main(["check", str(folder / "bad.jsonl")]))
 """
@@ -306,6 +307,7 @@ def test_one_limit_for_append_load_trim_and_the_cli_whatever_the_recursion_limit
     assert usual == _run_at_the_limit(tmp_path, 120)  # far below MAX_DEPTH
     assert usual.count(TOO_DEEP) == 5  # parse, load, trim, append and check beyond it
     assert "parse ok True\n" in usual and "load ok 1\n" in usual and "trim ok 1\n" in usual
+    assert "append ok None\n" in usual
     assert "message 0 cannot be serialized to JSON: " + TOO_DEEP in usual
     assert "invalid session JSON at line 1: " + TOO_DEEP in usual
     assert "RecursionError" not in usual
