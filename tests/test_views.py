@@ -235,6 +235,11 @@ def test_the_display_switch_leaves_the_plain_text_alone(projector: None) -> None
     assert texts == [repr(view) for view in every_view()]
 
 
+def test_the_display_switch_echoes_one_chinese_line() -> None:
+    assert repr(set_display(1.5, "high")) == "显示：放大 1.5 倍，高对比度"
+    assert repr(set_display()) == "显示：默认大小，普通对比度"
+
+
 def test_a_bad_display_setting_is_refused() -> None:
     with pytest.raises(ValueError, match="scale"):
         set_display(40)
