@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from html import escape
 from collections.abc import Iterator
+from html import escape
 from pathlib import Path
 
 import pytest

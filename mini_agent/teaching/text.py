@@ -240,7 +240,13 @@ class Words:
 
     # --- the projector switch (style.set_display) ----------------------------------------------
     def display(self, scale: float, high_contrast: bool) -> str:
-        size = "默认大小" if scale == 1 else f"放大 {scale:g} 倍" if scale > 1 else f"缩小到 {scale:g} 倍"
+        size = (
+            "默认大小"
+            if scale == 1
+            else f"放大 {scale:g} 倍"
+            if scale > 1
+            else f"缩小到 {scale:g} 倍"
+        )
         return f"显示：{size}，{'高对比度' if high_contrast else '普通对比度'}"
 
     # --- notebook 06's demo ------------------------------------------------------------------
