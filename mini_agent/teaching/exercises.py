@@ -17,7 +17,9 @@ in Chinese), never raises, and passes the package's own answer:
                                           exercise's wrong one
 
 `report.ok` is True when every case passed. Reports name messages by their place in the
-case's history (`#1 assistant(a,b)`) and never show a temporary path.
+case's history (`#1 assistant(a,b)`), show strings as their text in quotes (`shown`: a
+session line's `\\n` as the file holds it, not Python's doubled `\\\\n`) and never show a
+temporary path.
 """
 
 from __future__ import annotations
