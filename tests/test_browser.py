@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -225,6 +226,7 @@ def test_budget_slider_in_notebook_05_shows_what_trim_context_keeps(lab: Lab) ->
         expect(explorer).to_have_count(1)
         explorer.scroll_into_view_if_needed()
         readout = explorer.locator(".widget-readout")
+        expect(readout).to_have_text(re.compile(r"\d+"))  # drawn a moment after the slider
         landed = int(readout.inner_text())  # where the notebook's checked cell left it
         start = TrimView(messages, landed).summary()
         expect(explorer).to_contain_text(start, timeout=30_000)
@@ -239,6 +241,7 @@ def test_budget_slider_in_notebook_05_shows_what_trim_context_keeps(lab: Lab) ->
         page.mouse.move(x - 200, y, steps=10)
         page.mouse.up()
         expect(readout).not_to_have_text(str(landed))
+        expect(readout).to_have_text(re.compile(r"\d+"))
         moved = int(readout.inner_text())
         expected = TrimView(messages, moved).summary()
         assert expected != start

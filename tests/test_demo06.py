@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from mini_agent import ContextBudgetError, load_session, run_agent
+from mini_agent.teaching import demo06
 from mini_agent.teaching.demo06 import FIRST_RUN, RESTART, TOO_SMALL, Demo06, fresh_demo
+from mini_agent.teaching.source import show_source
 from mini_agent.teaching.views import RunView
 
 
@@ -85,3 +87,9 @@ def test_the_demos_repr_names_no_folder(demo: Demo06) -> None:
     demo.run(RESTART)
     assert repr(demo) == "演示 06：session.jsonl 有 10 行；已准备的阶段：第一次运行、重启续上"
     assert str(demo.folder) not in repr(demo)
+
+
+def test_the_read_tool_is_shown_by_the_name_the_prose_uses() -> None:
+    title = repr(show_source(demo06.read_file)).splitlines()[0]
+    assert title == "── 本包 mini_agent.teaching.samples.read_file ──"
+    assert "<locals>" not in title

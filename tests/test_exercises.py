@@ -34,6 +34,7 @@ from mini_agent.teaching.exercises import (
     outcome_of,
     record_line_cases,
     run_cases,
+    shown,
 )
 from mini_agent.teaching.style import palette
 
@@ -269,6 +270,47 @@ def test_refusing_nan_passes_whatever_the_exception_says() -> None:
         return reader_line(message)
 
     assert check_record_line(refuses).ok
+
+
+def details(report: CheckReport) -> dict[str, str]:
+    return {result.name: result.detail for result in report.results if not result.passed}
+
+
+def test_a_report_shows_a_line_as_the_file_holds_it_one_backslash_per_escape() -> None:
+    failed_cases = details(check_record_line(WRONG_LINES["ASCII escapes"]))
+    assert failed_cases["user，中文原样写出"] == (
+        """应当返回 '{"role":"user","content":"记忆续上了"}'，"""
+        """但实际返回了 '{"role":"user","content":"\\u8bb0\\u5fc6\\u7eed\\u4e0a\\u4e86"}'"""
+    )
+    newline = failed_cases["user，内容里的换行仍在同一行"]
+    assert newline.startswith("""应当返回 '{"role":"user","content":"第一行\\n第二行"}'""")
+    assert "\\\\" not in "".join(failed_cases.values())  # no doubled backslash anywhere
+
+
+def test_a_trailing_newline_is_shown_as_an_escape_on_the_same_line() -> None:
+    detail = details(check_record_line(WRONG_LINES["newline included"]))["user"]
+    assert detail.endswith("""但实际返回了 '{"role":"user","content":"hello"}\\n'""")
+    assert "\n" not in detail  # one screen line
+
+
+def test_when_the_text_looks_the_same_the_report_falls_back_to_python_repr() -> None:
+    def raw_newline(message: Message) -> str:  # a real newline where the file needs `\\n`
+        return reader_line(message).replace("\\n", "\n")
+
+    detail = details(check_record_line(raw_newline))["user，内容里的换行仍在同一行"]
+    assert detail == (
+        """应当返回 '{"role":"user","content":"第一行\\\\n第二行"}'，"""
+        """但实际返回了 '{"role":"user","content":"第一行\\n第二行"}'"""
+    )
+
+
+def test_shown_values_quote_strings_with_their_text_at_every_depth() -> None:
+    message = AssistantMessage("a\\b", (ToolCall("x", "read", {"path": "c:\\d"}),))
+    assert shown(message) == (
+        "AssistantMessage(content='a\\b', "
+        "tool_calls=(ToolCall(id='x', name='read', input={'path': 'c:\\d'}),))"
+    )
+    assert shown([None, 1, True, ("\t",)]) == "[None, 1, True, ('\\t',)]"
 
 
 def test_a_record_line_that_writes_nan_is_told_any_exception_will_do() -> None:

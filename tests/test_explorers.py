@@ -21,6 +21,7 @@ from mini_agent.session import parse_session_text
 from mini_agent.teaching.explorer_logic import (
     RunFrame,
     check_session_text,
+    frame_text,
     scan_position_text,
 )
 from mini_agent.teaching.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
@@ -290,11 +291,21 @@ def test_two_displays_differ_only_in_the_widget_model_id(make: type) -> None:
     assert first == second
 
 
-def test_the_steppers_static_views_show_every_step() -> None:
-    scan = UnitScanStepper(multi_tool_history())._repr_mimebundle_()["text/html"]
-    assert scan.count("第 1 步") == 1 and scan.count("第 2 步") == 1
-    run = RunStepper()._repr_mimebundle_()["text/html"]
-    assert all(title in run for title in ("运行前", "第 1 次请求", "第 2 次请求", "运行后"))
+def test_the_steppers_static_views_show_the_current_step_only() -> None:
+    scan = UnitScanStepper(multi_tool_history())
+    assert "开始" in scan._repr_mimebundle_()["text/html"]
+    scan.next.click()
+    html = scan._repr_mimebundle_()["text/html"]
+    assert "第 1 步" in html and "第 2 步" not in html and "开始" not in html
+    run = RunStepper()
+    run.next.click()
+    run.next.click()
+    bundle = run._repr_mimebundle_()
+    # the text is what the checked cell after the stepper prints at this position
+    assert bundle["text/plain"] == frame_text(run.frames[2], 600) == run.summary
+    html = bundle["text/html"]
+    assert "第 2 次请求" in html and "两个文件都读一下。" in html  # the disk and the input
+    assert all(title not in html for title in ("运行前", "第 1 次请求", "运行后"))
 
 
 def test_widget_labels_are_chinese() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,42 @@ def test_table_aligns_chinese_and_ascii_columns() -> None:
     assert ">None</code>" in table._repr_html_()
 
 
+@pytest.mark.parametrize(
+    ("cell", "code"),
+    [
+        ("不是对象（数组）", False),  # Chinese prose
+        ('role === "user" 且前提满足', False),  # prose that quotes code
+        ("动手试：边改边看错误信息（SessionEditor）", False),
+        ("rejects malformed session records", False),  # English prose
+        ("invalid session record at line 2: tool needs isError: a boolean", False),
+        ("5", False),
+        ("0:05", False),
+        ('{"role":"user","content":"记忆续上了"}', True),  # JSON, Chinese inside
+        ("[]", True),
+        ('"user"', True),
+        ("UserMessage(content='读一下 a.txt')", True),  # a repr
+        ("(ToolCall(id='a', name='now', input=None),)", True),
+        ("None", True),
+        ("null", True),
+        ("no-such-file.jsonl", True),  # a file name
+        ("test_rejects_malformed_session_records[bad role]", True),
+        ("tab\\tnewline\\n", True),
+    ],
+)
+def test_only_code_cells_are_monospaced(cell: str, code: bool) -> None:
+    html = Table(["x"], [[cell]])._repr_html_()
+    assert ("<code" in html) is code, cell
+    assert escape(cell) in html  # the text itself, unchanged
+
+
+def test_backticks_mark_the_code_inside_a_prose_cell() -> None:
+    table = Table(["x"], [["先用 `trim_context` 裁剪，再看 `units`"]])
+    html = table._repr_html_()
+    assert "先用 <code style='font-size:1em'>trim_context</code> 裁剪，再看 " in html
+    assert html.count("<code") == 2
+    assert repr(table).splitlines()[-1] == "先用 `trim_context` 裁剪，再看 `units`"
+
+
 def test_file_view_numbers_physical_lines_and_marks_one() -> None:
     view = FileView('{"a":1}\n\n[1,', "s.jsonl", mark=3)
     assert repr(view).splitlines() == [
@@ -233,6 +270,11 @@ def test_the_display_switch_leaves_the_plain_text_alone(projector: None) -> None
     texts = [repr(view) for view in every_view()]
     set_display()
     assert texts == [repr(view) for view in every_view()]
+
+
+def test_the_display_switch_echoes_one_chinese_line() -> None:
+    assert repr(set_display(1.5, "high")) == "显示：放大 1.5 倍，高对比度"
+    assert repr(set_display()) == "显示：默认大小，普通对比度"
 
 
 def test_a_bad_display_setting_is_refused() -> None:

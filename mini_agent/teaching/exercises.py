@@ -17,7 +17,9 @@ in Chinese), never raises, and passes the package's own answer:
                                           exercise's wrong one
 
 `report.ok` is True when every case passed. Reports name messages by their place in the
-case's history (`#1 assistant(a,b)`) and never show a temporary path.
+case's history (`#1 assistant(a,b)`), show strings as their text in quotes (`shown`: a
+session line's `\\n` as the file holds it, not Python's doubled `\\\\n`) and never show a
+temporary path.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, is_dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,7 @@ from ..session import (
     load_session,
     parse_session_message,
 )
+from ..visible import visible_line
 from . import demo06
 from .samples import chapter_picture
 from .style import page, palette
@@ -120,9 +124,32 @@ def outcome_of(function: Callable[..., Any], *args: Any) -> Outcome:
         return ("error", f"{type(err).__name__}: {err}")
 
 
+def shown(value: Any) -> str:
+    """A value as a report prints it: Python's repr, except that a string is its text between
+    single quotes — `\\n` in a session line stays one backslash and an `n`, as in the file —
+    with only invisible characters escaped (`visible_line`: a real newline shows as `\\n`)."""
+    if isinstance(value, str):
+        return f"'{visible_line(value, sys.maxsize)}'"
+    if isinstance(value, _Shown):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(shown, value)) + "]"
+    if isinstance(value, tuple):
+        items = ", ".join(map(shown, value))
+        return f"({items},)" if len(value) == 1 else f"({items})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{shown(k)}: {shown(v)}" for k, v in value.items()) + "}"
+    if is_dataclass(value) and not isinstance(value, type):
+        items = ", ".join(
+            f"{f.name}={shown(getattr(value, f.name))}" for f in fields(value) if f.repr
+        )
+        return f"{type(value).__name__}({items})"
+    return repr(value)
+
+
 def _shown_value(outcome: Outcome) -> str:
     kind, value = outcome
-    return str(value) if kind == "error" else repr(value)
+    return str(value) if kind == "error" else shown(value)
 
 
 def _should(outcome: Outcome) -> str:
@@ -131,6 +158,24 @@ def _should(outcome: Outcome) -> str:
 
 def _but(outcome: Outcome) -> str:
     return words().but(outcome[0], _shown_value(outcome))
+
+
+def _differing(expected: Outcome, got: Outcome) -> tuple[Outcome, Outcome]:
+    """The two outcomes to print: as `shown` gives them, unless that hides their difference
+    (a raw newline beside a written `\\n`), then as Python's repr."""
+    if expected[0] != "value" or got[0] != "value" or shown(expected[1]) != shown(got[1]):
+        return expected, got
+    return (expected[0], _Repr(expected[1])), (got[0], _Repr(got[1]))
+
+
+class _Repr:
+    """A value that `shown` prints as Python's repr."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
 
 def run_cases(
@@ -153,7 +198,8 @@ def run_cases(
     for name, args in cases:
         expected, got = outcome_of(ours, *args), outcome_of(theirs, *args)
         passed = equal(expected, got)
-        detail = "" if passed else words().should_but(should(expected), _but(got))
+        shown_expected, shown_got = _differing(expected, got)
+        detail = "" if passed else words().should_but(should(shown_expected), _but(shown_got))
         results.append(CheckResult(name, passed, detail))
     return CheckReport(title, tuple(results))
 
@@ -448,7 +494,7 @@ class _Shown(list):  # type: ignore[type-arg]
         matches = [i for i, candidate in enumerate(self.history) if candidate == message]
         if matches:
             return f"#{matches[0]} {label(message)}"
-        return repr(message)
+        return shown(message)
 
     def __repr__(self) -> str:
         if all(isinstance(item, list) for item in self):
@@ -587,7 +633,7 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
     The report's notes list, per request, which messages of the file were sent.
     """
     w = words()
-    title = f"context_max_chars = {max_chars!r}"
+    title = f"context_max_chars = {shown(max_chars)}"
     question = w.keeps_question(3)
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
         return CheckReport(title, (CheckResult(question, False, w.budget_not_positive),))

@@ -34,7 +34,7 @@ from .samples import file_reader, sample_session, sample_session_text
 from .style import CELL, NUMBER_CELL, page, palette
 from .text import words
 from .trace import ScanStep, label, scan_steps
-from .views import ScanView, SessionView, TrimView, UnitsView, line_table, visible_line
+from .views import SessionView, TrimView, UnitsView, line_table, visible_line
 
 _PRE = "white-space:pre-wrap;font-family:monospace;font-size:0.9em;margin:4px 0"
 
@@ -50,6 +50,8 @@ class _Explorer:
     The display bundle holds the widget's view (only its model id changes from run to run),
     the summary as text, and `html` — what the widget shows now, drawn once — for a reader
     without a kernel (a rendered notebook on the web, or a Lab whose widget state is gone).
+    Both show the current position only: a stepper's every step at once would bury the one
+    the prose talks about (the cell after it prints the same `summary` a step further on).
     """
 
     widget: Any
@@ -167,8 +169,7 @@ class UnitScanStepper(_Explorer):
 
     @property
     def html(self) -> str:
-        """Every step at once: a reader without a kernel still sees the whole scan."""
-        return ScanView(self.messages)._repr_html_() or str(self.view.value)
+        return str(self.view.value)
 
     def _row_style(self, index: int) -> str:
         colours = palette()
@@ -329,9 +330,10 @@ class RunStepper(_Explorer):
 
     @property
     def html(self) -> str:
-        """Every moment at once: a reader without a kernel still sees the whole run."""
         return page(
-            "".join(_pre(frame_text(frame, self.context_max_chars)) for frame in self.frames)
+            '<div style="display:flex;gap:16px;align-items:flex-start">'
+            f'<div style="width:55%">{self.disk.value}</div>'
+            f'<div style="width:45%">{self.sent.value}</div></div>'
         )
 
     def _update(self) -> None:

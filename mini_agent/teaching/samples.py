@@ -75,7 +75,7 @@ def file_reader(files: Mapping[str, str]) -> Callable[[JSON], str]:
     """A read tool's `run` over a fake file table (the demos' tools): `{"path": name}` gives
     `files[name]`; an unknown name raises `FileNotFoundError`, as reading a real file would."""
 
-    def read(tool_input: JSON) -> str:
+    def read_file(tool_input: JSON) -> str:
         arguments = as_object(tool_input)  # untrusted model JSON: narrow first
         path = arguments.get("path") if arguments is not None else None
         if not isinstance(path, str):
@@ -84,4 +84,6 @@ def file_reader(files: Mapping[str, str]) -> Callable[[JSON], str]:
             raise FileNotFoundError(f"no such file: {path}")
         return files[path]
 
-    return read
+    # shown by name in 06's source header: `read_file`, not `file_reader.<locals>.read`
+    read_file.__qualname__ = read_file.__name__
+    return read_file

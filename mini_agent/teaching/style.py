@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .text import words
+
 Contrast = Literal["normal", "high"]
 
 
@@ -69,6 +71,10 @@ class Display:
     def palette(self) -> Palette:
         return HIGH if self.contrast == "high" else NORMAL
 
+    def __repr__(self) -> str:
+        # a notebook cell ending in set_display(...) echoes this line
+        return words().display(self.scale, self.contrast == "high")
+
 
 _settings = Display()
 
@@ -77,7 +83,8 @@ def set_display(scale: float = 1.0, contrast: Contrast = "normal") -> Display:
     """Draw every view from now on at `scale` times the font size, in `contrast` colours.
 
     `set_display(1.5, "high")` suits a projector; `set_display()` restores the default.
-    Returns the settings now in force (a notebook cell shows them).
+    Returns the settings now in force; a notebook cell shows them in one line
+    (`显示：放大 1.5 倍，高对比度`).
     """
     global _settings
     if not 0.5 <= scale <= 4:

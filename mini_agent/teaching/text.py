@@ -238,10 +238,40 @@ class Words:
     memory: str = "内存"
     disk: str = "磁盘上"
 
+    # --- the projector switch (style.set_display) ----------------------------------------------
+    def display(self, scale: float, high_contrast: bool) -> str:
+        size = (
+            "默认大小"
+            if scale == 1
+            else f"放大 {scale:g} 倍"
+            if scale > 1
+            else f"缩小到 {scale:g} 倍"
+        )
+        return f"显示：{size}，{'高对比度' if high_contrast else '普通对比度'}"
+
     # --- notebook 06's demo ------------------------------------------------------------------
     def demo_state(self, lines: int, stages: Sequence[str]) -> str:
         done = "、".join(stages) if stages else "还没有"
         return f"演示 06：session.jsonl 有 {lines} 行；已准备的阶段：{done}"
+
+    # --- notebook 08's plots: titles, axes, legends, bars --------------------------------------
+    plot_messages: str = "历史里的消息条数"
+    plot_cpu_seconds: str = "CPU 时间（秒，3 次里最快的一次）"
+    plot_full_budget: str = "预算装得下整段历史：耗时随消息数增长（双对数坐标）"
+
+    def plot_turn_budget(self, budget: int) -> str:
+        return f"每轮预算 {budget:,} 字符：耗时随消息数增长（双对数坐标）"
+
+    plot_literal: str = "章节逐字算法"
+    plot_langchain: str = "LangChain trim_messages"
+    plot_first_turn: str = "trim_context 第一轮"
+    plot_later_turns: str = "trim_context 之后各轮"
+    plot_chars_per_token: str = "每个 token 合多少字符（cl100k_base）"
+    plot_token_title: str = "一个 token 是几个字符？"
+    sample_english: str = "英文"
+    sample_chinese: str = "中文"
+    sample_code: str = "代码"
+    sample_emoji: str = "emoji"
 
 
 class EnglishWords(Words):

@@ -6,7 +6,9 @@ deterministic: no ids, no addresses, no timings.
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -432,9 +434,46 @@ def _cell_text(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
+_CODE_START = re.compile(r"""[{\[("']|[A-Za-z_][\w.]*\(""")  # JSON, a list, a repr, a call
+_CODE_MARKS = frozenset('[]()"=\\')  # not braces: `an array of {id, name, input}` is prose
+_CODE_WORDS = frozenset({"None", "True", "False", "null", "true", "false"})
+
+
+def looks_like_code(cell: str) -> bool:
+    """Whether a table cell is code (JSON, a repr, an identifier, a file name) and so shown in
+    a monospaced font; prose, Chinese or English, is not. A cell that starts as code is code
+    even with Chinese inside (`{"content":"记忆"}`); otherwise any Chinese makes it prose
+    (`role === "user" 且前提满足`), and plain ASCII is code when it has code's punctuation or
+    is one word with `_ . /` in it (`a.jsonl`, `test_x`) or a literal (`None`)."""
+    if _CODE_START.match(cell):
+        return True
+    if not cell.isascii():
+        return False
+    if any(char in _CODE_MARKS for char in cell):
+        return True
+    one_word = cell != "" and not any(char.isspace() for char in cell)
+    return cell in _CODE_WORDS or (one_word and any(char in "_./" for char in cell))
+
+
+def _cell_html(cell: str) -> str:
+    """A cell's HTML: `backticked` parts as code, else the whole cell by `looks_like_code`."""
+    parts = cell.split("`")
+    if len(parts) >= 3 and len(parts) % 2:  # balanced backticks: the author marked the code
+        return "".join(
+            f"<code>{escape(part)}</code>" if odd else escape(part)
+            for odd, part in zip(itertools.cycle((False, True)), parts)
+            if part
+        )
+    return f"<code>{escape(cell)}</code>" if looks_like_code(cell) else escape(cell)
+
+
 @dataclass(frozen=True)
 class Table:
-    """A small table (a chapter's table filled in live): strings as themselves, others as repr."""
+    """A small table (a chapter's table filled in live): strings as themselves, others as repr.
+
+    In HTML a cell is monospaced only when it is code (`looks_like_code`), or only its
+    `backticked` parts are; Chinese prose stays in the notebook's font.
+    """
 
     columns: Sequence[str]
     rows: Sequence[Sequence[object]]
@@ -459,7 +498,7 @@ class Table:
     def _repr_html_(self) -> str:
         body = "".join(
             "<tr>"
-            + "".join(f"<td style='{CELL}'><code>{escape(cell)}</code></td>" for cell in row)
+            + "".join(f"<td style='{CELL}'>{_cell_html(cell)}</td>" for cell in row)
             + "</tr>"
             for row in self._cells()
         )
