@@ -450,7 +450,7 @@ def _unit_cases() -> list[tuple[str, list[Message]]]:
             "纯聊天，没有工具",
             [UserMessage("你好"), AssistantMessage("你好。"), UserMessage("再见")],
         ),
-        ("章节的那张图", chapter_picture()),
+        ("本章的那张图", chapter_picture()),
         ("一次调用，一个结果", [UserMessage("问"), _read("a"), _result("a")]),
         ("孤立结果自成一个单元", [UserMessage("问"), _result("x")]),
         (
@@ -550,7 +550,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     cases: list[tuple[str, tuple[Any, ...]]] = [
         ("空历史", ([],)),
         ("一条 user", ([UserMessage("hi")],)),
-        ("章节的那张图", (chapter_picture(),)),
+        ("本章的那张图", (chapter_picture(),)),
         ("中文和 emoji 各算一个字符", ([UserMessage("中文😀")],)),
         ("一条错误结果", ([ToolMessage("a", "boom", is_error=True)],)),
         ("内容里的换行和引号按转义后的字符数算", ([UserMessage('一行\n"二"')],)),
