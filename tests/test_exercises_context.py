@@ -128,7 +128,7 @@ def test_every_plausible_wrong_context_units_fails(name: str) -> None:
 
 def test_a_wrong_unit_is_shown_by_position_in_the_history() -> None:
     report = check_context_units(WRONG_UNITS["one message per unit"])
-    (picture,) = [r for r in report.results if r.name == "章节的那张图"]
+    (picture,) = [r for r in report.results if r.name == "本章的那张图"]
     assert picture.detail == (
         "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
         "但实际返回了 [[#0 user], [#1 assistant(a,b)], [#2 tool a], [#3 tool b]]"
@@ -167,7 +167,7 @@ def test_every_plausible_wrong_estimate_fails(name: str) -> None:
 
 def test_utf8_bytes_are_not_characters() -> None:
     assert failed(check_estimate_context_chars(WRONG_ESTIMATES["UTF-8 bytes"])) == [
-        "章节的那张图",
+        "本章的那张图",
         "中文和 emoji 各算一个字符",
         "内容里的换行和引号按转义后的字符数算",
     ]
