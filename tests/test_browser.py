@@ -227,7 +227,7 @@ def test_budget_slider_in_notebook_05_shows_what_trim_context_keeps(lab: Lab) ->
         explorer.scroll_into_view_if_needed()
         readout = explorer.locator(".widget-readout")
         expect(readout).to_have_text(re.compile(r"\d+"))  # drawn a moment after the slider
-        landed = int(readout.inner_text())  # where the notebook's checked cell left it
+        landed = int(readout.text_content() or "")  # where the checked cell left it
         start = TrimView(messages, landed).summary()
         expect(explorer).to_contain_text(start, timeout=30_000)
         explorer.screenshot(path=SCREENSHOTS / "05-budget-after-run-all.png")
@@ -242,7 +242,7 @@ def test_budget_slider_in_notebook_05_shows_what_trim_context_keeps(lab: Lab) ->
         page.mouse.up()
         expect(readout).not_to_have_text(str(landed))
         expect(readout).to_have_text(re.compile(r"\d+"))
-        moved = int(readout.inner_text())
+        moved = int(readout.text_content() or "")
         expected = TrimView(messages, moved).summary()
         assert expected != start
         expect(explorer).to_contain_text(expected, timeout=30_000)
