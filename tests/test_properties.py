@@ -23,6 +23,7 @@ from mini_agent import (
 )
 from mini_agent.json_form import JSON
 from mini_agent.messages import record_line
+from mini_agent.session import parse_session_message, why_not_a_message
 from mini_agent.teaching.chapter_reference import literal_estimate, literal_trim, literal_units
 
 # Text that stresses the format: line separators JSON carries raw, CJK, emoji, quotes,
@@ -106,3 +107,39 @@ def test_trim_keeps_a_suffix_of_whole_units_within_budget(
         starts.add(offset)
         offset += len(unit)
     assert len(history) - len(kept) in starts
+
+
+# Records close to valid ones: each field present or not, of the right type or not.
+_field_values = st.one_of(st.none(), st.booleans(), st.integers(-1, 1), st.text(max_size=3))
+near_records = st.fixed_dictionaries(
+    {},
+    optional={
+        "role": st.sampled_from(["user", "assistant", "tool", "nope"]) | _field_values,
+        "content": _field_values,
+        "toolCalls": st.lists(
+            st.fixed_dictionaries(
+                {}, optional={"id": _field_values, "name": _field_values, "input": _field_values}
+            ),
+            max_size=2,
+        )
+        | _field_values,
+        "toolCallId": _field_values,
+        "isError": _field_values,
+    },
+)
+
+
+@given(near_records | json_values)
+def test_the_reason_for_a_refused_record_follows_the_parser(value: JSON) -> None:
+    message = parse_session_message(value)
+    if message is not None:
+        return
+    reason = why_not_a_message(value)
+    if not isinstance(value, dict):
+        assert reason.startswith("expected a JSON object")
+    elif not isinstance(value.get("role"), str) or not isinstance(value.get("content"), str):
+        assert reason.endswith("must be a string")
+    elif value["role"] in ("assistant", "tool"):
+        assert reason.startswith(value["role"] + " needs ")
+    else:
+        assert value["role"] != "user" and reason.startswith("unknown role")
