@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -29,10 +28,11 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
 from mini_agent.teaching.explorer_logic import scan_position_text
-from mini_agent.teaching.samples import chapter_picture, sample_session
+from mini_agent.teaching.samples import chapter_picture
 from mini_agent.teaching.text import words
 from mini_agent.teaching.trace import scan_steps
-from mini_agent.teaching.views import TrimView
+
+from .budget_slider import drag_budget_slider
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "screenshots"
@@ -220,33 +220,10 @@ def notebook_page(lab: Lab, name: str) -> Iterator[Page]:
 
 
 def test_budget_slider_in_notebook_05_shows_what_trim_context_keeps(lab: Lab) -> None:
-    messages = sample_session()  # what BudgetExplorer() shows in the notebook
     with notebook_page(lab, BUDGET_NOTEBOOK) as page:
         explorer = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider"))
-        expect(explorer).to_have_count(1)
-        explorer.scroll_into_view_if_needed()
-        readout = explorer.locator(".widget-readout")
-        expect(readout).to_have_text(re.compile(r"\d+"))  # drawn a moment after the slider
-        landed = int(readout.text_content() or "")  # where the checked cell left it
-        start = TrimView(messages, landed).summary()
-        expect(explorer).to_contain_text(start, timeout=30_000)
-        explorer.screenshot(path=SCREENSHOTS / "05-budget-after-run-all.png")
-
-        handle = explorer.locator(".noUi-handle")
-        box = handle.bounding_box()
-        assert box is not None
-        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-        page.mouse.move(x, y)
-        page.mouse.down()
-        page.mouse.move(x - 200, y, steps=10)
-        page.mouse.up()
-        expect(readout).not_to_have_text(str(landed))
-        expect(readout).to_have_text(re.compile(r"\d+"))
-        moved = int(readout.text_content() or "")
-        expected = TrimView(messages, moved).summary()
-        assert expected != start
-        expect(explorer).to_contain_text(expected, timeout=30_000)
-        explorer.screenshot(path=SCREENSHOTS / "05-budget-moved.png")
+        shots = SCREENSHOTS / "05-budget-after-run-all.png", SCREENSHOTS / "05-budget-moved.png"
+        drag_budget_slider(page, explorer, *shots)
 
 
 def test_unit_stepper_in_notebook_04_steps_through_the_chapters_scan(lab: Lab) -> None:

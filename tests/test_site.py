@@ -43,9 +43,10 @@ from mini_agent import (
 from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
 from mini_agent.teaching.explorer_logic import scan_position_text
-from mini_agent.teaching.samples import chapter_picture, sample_session
+from mini_agent.teaching.samples import chapter_picture
 from mini_agent.teaching.trace import scan_steps
-from mini_agent.teaching.views import TrimView
+
+from .budget_slider import drag_budget_slider
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_site"
@@ -327,32 +328,10 @@ def check_run_all(name: str, cells: list[dict[str, Any]]) -> list[str]:
 
 
 def move_budget_slider(page: Page) -> None:
-    messages = sample_session()
     outputs = page.locator(f"{CURRENT} .jp-OutputArea-output")
     explorer = outputs.filter(has=page.locator(".widget-slider"))
-    expect(explorer).to_have_count(1)
-    explorer.scroll_into_view_if_needed()
-    readout = explorer.locator(".widget-readout")
-    expect(readout).to_have_text(re.compile(r"\d+"))  # rendered a moment after the slider
-    landed = int(readout.text_content() or "")
-    start = TrimView(messages, landed).summary()
-    expect(explorer).to_contain_text(start, timeout=30_000)
-    handle = explorer.locator(".noUi-handle")
-    handle.scroll_into_view_if_needed()
-    box = handle.bounding_box()
-    assert box is not None
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(x - 200, y, steps=10)
-    page.mouse.up()
-    expect(readout).not_to_have_text(str(landed))
-    expect(readout).to_have_text(re.compile(r"\d+"))
-    moved = int(readout.text_content() or "")
-    expected = TrimView(messages, moved).summary()
-    assert expected != start
-    expect(explorer).to_contain_text(expected, timeout=30_000)
-    explorer.screenshot(path=SCREENSHOTS / "site-05-budget-moved.png")
+    shots = SCREENSHOTS / "site-05-budget-before.png", SCREENSHOTS / "site-05-budget-moved.png"
+    drag_budget_slider(page, explorer, *shots)
 
 
 def press_unit_stepper(page: Page) -> None:
