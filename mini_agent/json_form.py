@@ -17,6 +17,8 @@ non-recursive Python walk takes over where it would need more stack than the cal
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import math
 import re
@@ -434,6 +436,23 @@ def describe_error(err: BaseException) -> str:
     if isinstance(err, RecursionError):  # only when the caller's stack is all but used up
         return "nested too deeply for the call stack left"
     return str(err)
+
+
+@contextlib.contextmanager
+def many_values() -> Iterator[None]:
+    """Pause the cycle collector while many values are read, as a session load reads them.
+
+    JSON values and the messages made of them hold no reference cycles, so the collector
+    finds nothing there; yet each batch of new objects starts a pass over all the others,
+    about a fifth of a large load (bench/README.md). The caller's setting is restored.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def same_json(left: object, right: object) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from . import durable
+from . import durable, json_form
 from .json_form import describe_error, error_column, json_type, parse, same_json, stringify
 from .messages import (
     CALL_ID,
@@ -47,8 +47,7 @@ class SessionFormatError(ValueError):
         self.phrase, self.path, self.line = phrase, path, line
         self.detail, self.column = detail, column
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # pickles (multiprocessing, concurrent.futures) carry it whole, not as a TypeError
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles carry it whole, not as a TypeError
         return (type(self), (self.phrase, self.path, self.line, self.detail, self.column))
 
 
@@ -124,7 +123,8 @@ def load_session(path: PathLike) -> list[Message]:
         data = durable.read_session_file(path)  # a regular file, under the shared lock
     except FileNotFoundError:
         return []  # no file yet: a session that has not started
-    return parse_session_bytes(data, path)
+    with json_form.many_values():  # a session holds no cycles: skip the collector's passes
+        return parse_session_bytes(data, path)
 
 
 def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:

@@ -22,6 +22,7 @@ from mini_agent import (
     AssistantMessage,
     SessionFormatError,
     ToolCall,
+    UserMessage,
     append_session,
     json_form,
     load_session,
@@ -333,3 +334,34 @@ def test_a_thread_with_a_small_stack_reads_and_writes_the_deepest_value() -> Non
     finally:
         threading.stack_size(old)
     assert results == [True] * 4
+
+
+def test_a_load_pauses_the_cycle_collector_and_restores_the_callers_setting(
+    tmp_path: Path,
+) -> None:
+    import gc
+
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text('{"role":"user","content":"x"}\n', encoding="utf-8")
+    bad.write_text('{"role":"user"\n', encoding="utf-8")
+    seen: list[bool] = []
+    real_parse = json_form.parse
+
+    def watching(text: str) -> JSON:
+        seen.append(gc.isenabled())
+        return real_parse(text)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("mini_agent.session.parse", watching)
+        assert gc.isenabled()
+        assert load_session(good) == [UserMessage("x")]
+        assert seen == [False] and gc.isenabled()  # paused while reading, then back on
+        with pytest.raises(SessionFormatError):
+            load_session(bad)
+        assert gc.isenabled()  # an error restores it too
+        gc.disable()
+        try:
+            load_session(good)
+            assert not gc.isenabled()  # a caller who turned it off keeps it off
+        finally:
+            gc.enable()
