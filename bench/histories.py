@@ -48,7 +48,7 @@ def random_history(count: int, seed: int = 34) -> list[Message]:
 def forget_sizes(messages: Iterable[Message]) -> None:
     """Drop each message's cached size, so the next trim measures it again (a cold start)."""
     for message in messages:
-        message.__dict__.pop("record_chars", None)
+        message.__dict__.pop("line", None)
 
 
 def orphan_results(steps: Iterable[tuple[tuple[str, ...], str | None]]) -> int:

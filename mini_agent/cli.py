@@ -18,12 +18,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import ModuleType
 from typing import BinaryIO
 
+from . import durable
 from .arguments import positive_int
 from .context import ContextBudgetError, estimate_context_chars
 from .live import chat
 from .messages import Message
 from .repair import CHUNK, RepairRefusedError, repair_session, why_not_torn
-from .session import INVALID_JSON, SessionFormatError, load_session
+from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
 from .teaching import demo
 from .teaching.text import english
 from .teaching.views import SessionView, TrimView, UnitsView
@@ -45,10 +46,7 @@ EXCERPT_CHARS = 72
 def read_session(path: str) -> list[Message]:
     """The session at `path`, as `load_session` reads it; but a missing file is an error
     here: someone named a file on the command line and would not want a silent `[]`."""
-    messages = load_session(path)
-    if not messages:
-        os.stat(path)  # raises FileNotFoundError when that `[]` meant "no file"
-    return messages
+    return parse_session_bytes(durable.read_session_file(path), path)
 
 
 def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") -> str:

@@ -95,7 +95,9 @@ def trim_context(messages: Sequence[Message], max_chars: int) -> list[Message]:
     check_budget(max_chars)
     kept_from, used = len(messages), 0
     for unit in _units_newest_first(messages):
-        size = sum(_chars(messages, index) for index in unit)
+        size = 0
+        for index in unit:  # a plain loop: no generator object per unit
+            size += _chars(messages, index)
         if used + size > max_chars:
             if kept_from == len(messages):
                 raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)

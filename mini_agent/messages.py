@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Literal, TypeAlias
 
-from .json_form import JSON, stringify
+from .json_form import JSON, same_json, stringify
 
 Role = Literal["user", "assistant", "tool"]
 
@@ -40,14 +40,19 @@ class _MessageBase:
     role: ClassVar[Role]
 
     @cached_property
-    def record_chars(self) -> int:
-        """Characters of this message's line in a session file, newline included.
+    def line(self) -> str:
+        """This message's line in a session file, without the newline.
 
-        Cached: messages are immutable, so a long-running agent measures each one once. A tool
-        call's `input` is a plain JSON value the message cannot freeze: do not mutate it after
-        the message is made, or this size goes stale.
+        Cached: messages are immutable, so a long-running agent writes and measures each one
+        from one serialisation. A tool call's `input` is a plain JSON value the message cannot
+        freeze: do not mutate it after the message is made, or this line goes stale.
         """
-        return len(record_line(self)) + 1  # type: ignore[arg-type]
+        return stringify(to_record(self))  # type: ignore[arg-type]
+
+    @property
+    def record_chars(self) -> int:
+        """Characters of this message's line in a session file, newline included."""
+        return len(self.line) + 1
 
 
 @dataclass(frozen=True)
@@ -100,4 +105,12 @@ def to_record(message: Message) -> dict[str, JSON]:
 
 def record_line(message: Message) -> str:
     """The message's line in a session file, without the newline."""
-    return stringify(to_record(message))
+    return message.line
+
+
+def same_message(loaded: Message | None, message: Message) -> bool:
+    """`loaded == message`, at any depth: with little stack left, compare without recursion."""
+    try:
+        return loaded == message
+    except RecursionError:  # a deep tool input
+        return loaded is not None and same_json(to_record(loaded), to_record(message))

@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 
 from . import durable, json_form
-from .json_form import describe_error, error_column, json_type, parse, same_json, stringify
+from .json_form import describe_error, error_column, json_type, parse, stringify
 from .messages import (
     CALL_ID,
     CALL_INPUT,
@@ -27,7 +27,7 @@ from .messages import (
     ToolMessage,
     UserMessage,
     record_line,
-    to_record,
+    same_message,
 )
 
 INVALID_JSON = "invalid session JSON at line"
@@ -174,7 +174,7 @@ def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> 
     """
     line = record_line(message)
     loaded = parse_session_message(parse(line))
-    if loaded is None or not same_json(to_record(loaded), to_record(message)):
+    if not same_message(loaded, message):
         # e.g. a tuple or non-str keys in a tool input, a non-bool isError, a surrogate pair
         raise ValueError(
             f"refusing to append a {message.role} message that would not load back unchanged"

@@ -1,8 +1,9 @@
-"""Small builders shared by the tests: the chapter's histories and file helpers."""
+"""Small builders shared by the tests: the chapter's histories, file and notebook helpers."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
@@ -23,3 +24,18 @@ def multi_tool_history() -> list[Message]:
 def write_lines(path: Path, *lines: str) -> Path:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def stored_output_text(cell: dict[str, Any]) -> str:
+    """Everything a stored notebook cell shows: streams, text and HTML results, errors."""
+    parts: list[str] = []
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream":
+            parts.append("".join(output["text"]))
+        elif output["output_type"] == "error":
+            parts.append(f"{output['ename']}: {output['evalue']}")
+        else:
+            for kind in ("text/plain", "text/html"):
+                value = output.get("data", {}).get(kind, "")
+                parts.append(value if isinstance(value, str) else "".join(value))
+    return "\n".join(parts)

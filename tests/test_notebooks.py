@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from .helpers import stored_output_text
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SANITIZE = ROOT / "notebooks" / "sanitize.cfg"
@@ -55,20 +57,6 @@ def code_cells(path: Path) -> list[dict[str, Any]]:
     return [cell for cell in load(path)["cells"] if cell["cell_type"] == "code"]
 
 
-def output_text(cell: dict[str, Any]) -> str:
-    parts: list[str] = []
-    for output in cell.get("outputs", []):
-        if output["output_type"] == "stream":
-            parts.append("".join(output["text"]))
-        elif output["output_type"] == "error":
-            parts.append(f"{output['ename']}: {output['evalue']}")
-        else:
-            for kind in ("text/plain", "text/html"):
-                value = output.get("data", {}).get(kind, "")
-                parts.append(value if isinstance(value, str) else "".join(value))
-    return "\n".join(parts)
-
-
 def tags(cell: dict[str, Any]) -> list[str]:
     found: list[str] = cell.get("metadata", {}).get("tags", [])
     return found
@@ -107,7 +95,7 @@ def test_a_shown_error_shows_its_type_and_message(path: Path) -> None:
     for cell in code_cells(path):
         source = "".join(cell["source"])
         if re.search(r"^(shown = )?show_error\(|print\(.*show_error\(", source, re.M):
-            assert re.search(r"^[A-Z]\w*: \S", output_text(cell), re.M), source[:80]
+            assert re.search(r"^[A-Z]\w*: \S", stored_output_text(cell), re.M), source[:80]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
@@ -165,7 +153,7 @@ def test_no_run_to_run_noise_in_stored_outputs(path: Path) -> None:
     for cell in code_cells(path):
         if "nbval-ignore-output" in tags(cell):
             continue
-        text = output_text(cell)
+        text = stored_output_text(cell)
         for name, pattern in NOISE.items():
             assert not pattern.search(text), f"{name} in output of: {''.join(cell['source'])[:80]}"
 
@@ -197,7 +185,7 @@ def test_notebooks_import_the_package_rather_than_redefine_it(path: Path) -> Non
 def test_the_chapters_scenarios_are_shown(prefix: str, phrase: str) -> None:
     matching = [path for path in NOTEBOOKS if path.name.startswith(prefix + "_")]
     assert matching, f"no notebook {prefix}_*.ipynb"
-    shown = "\n".join(output_text(cell) for cell in code_cells(matching[0]))
+    shown = "\n".join(stored_output_text(cell) for cell in code_cells(matching[0]))
     assert phrase in shown
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from . import portable_checks
+
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS = Path(__file__).with_name("portable_checks.py")
 
@@ -59,14 +61,7 @@ def test_every_public_function_works_without_the_unix_only_pieces(
     )
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
-    assert report["passed"] == [
-        "check_append_and_load",
-        "check_newline_guard",
-        "check_error_phrases",
-        "check_trim",
-        "check_repair",
-        "check_run_agent",
-    ]
+    assert report["passed"] == [check.__name__ for check in portable_checks.CHECKS]
     assert report["has_lock"] is has_lock  # no flock: the documented fallback, not a crash
 
 

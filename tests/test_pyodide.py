@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from . import portable_checks
+
 ROOT = Path(__file__).resolve().parent.parent
 PYODIDE = ROOT / ".cache" / "pyodide" / "node_modules" / "pyodide"
 RUNNER = Path(__file__).with_name("pyodide") / "run_checks.mjs"
@@ -37,13 +39,6 @@ def test_the_core_checks_pass_inside_pyodide() -> None:
     )
     assert run.returncode == 0, run.stderr[-4000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
-    assert report["passed"] == [
-        "check_append_and_load",
-        "check_newline_guard",
-        "check_error_phrases",
-        "check_trim",
-        "check_repair",
-        "check_run_agent",
-    ]
+    assert report["passed"] == [check.__name__ for check in portable_checks.CHECKS]
     assert report["platform"] == "emscripten" and report["python"].startswith("3.")
     assert report["has_lock"] is False  # one process, one thread: the documented fallback

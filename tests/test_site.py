@@ -47,6 +47,7 @@ from mini_agent.teaching.samples import chapter_picture
 from mini_agent.teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
+from .helpers import stored_output_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_site"
@@ -270,20 +271,6 @@ def stored_notebook(name: str) -> list[dict[str, Any]]:
     return [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
 
 
-def stored_text(cell: dict[str, Any]) -> str:
-    """Everything a stored cell shows: streams, results, errors (name and message)."""
-    parts = []
-    for output in cell.get("outputs", []):
-        if output["output_type"] == "stream":
-            parts.append("".join(output["text"]))
-        elif output["output_type"] == "error":
-            parts.append(f"{output['ename']}: {output['evalue']}")
-        else:
-            data = output.get("data", {})
-            parts.append("".join(data.get("text/plain", "")) + "".join(data.get("text/html", "")))
-    return "\n".join(parts)
-
-
 def cells_after_run_all(page: Page, count: int, timeout: float = 120) -> list[dict[str, Any]]:
     """The code cells once Run All is over: every prompt numbered, or it stopped (a cell that
     raised leaves the rest unnumbered) and the page has been still for two seconds."""
@@ -318,7 +305,7 @@ def check_run_all(name: str, cells: list[dict[str, Any]]) -> list[str]:
                 output["text"]
             ):
                 problems.append(f"code cell {number} shows an error: {output['text'][:300]!r}")
-        for phrase in sorted(set(PHRASES.findall(stored_text(kept)))):
+        for phrase in sorted(set(PHRASES.findall(stored_output_text(kept)))):
             if phrase not in shown:
                 problems.append(f"code cell {number} should show {phrase!r}: {shown[:300]!r}")
     return problems

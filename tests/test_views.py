@@ -303,3 +303,10 @@ def test_the_cli_wording_is_english_and_the_notebooks_chinese() -> None:
     with english():
         assert repr(view).startswith("4 messages, 353 chars")
     assert repr(view).startswith("4 条消息")  # the switch ends with the block
+
+
+def test_shorten_cuts_between_characters_never_inside_an_escape() -> None:
+    cut = shorten("a" * 56 + "\x01bcdef", 60)
+    assert cut == "a" * 56 + "…"  # \u0001 (6 characters) no longer fits whole
+    assert len(cut) <= 60 and "\\u0" not in cut
+    assert shorten("ab\ncd", 4) == "ab…"  # not "ab\…"

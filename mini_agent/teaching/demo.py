@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     _print_requests(client.requests, args.max_chars)
     print(f"assistant: {shorten(result.final.content)}")
-    after = load_session(path)
+    after = result.messages  # what run_agent holds is what it wrote: no need to read it back
     print(f"{path}: {len(after)} messages on disk, {estimate_context_chars(after)} chars")
     return 0
 

@@ -59,6 +59,7 @@ from ..session import (
 )
 from ..visible import visible_line
 from . import demo06
+from .buggy import Record
 from .samples import chapter_picture
 from .style import page, palette
 from .text import FAIL, PASS, request_line, words
@@ -675,8 +676,6 @@ def _run_messages(*stages: demo06.Stage) -> list[list[Message]]:
 
 
 # --- 07 源码走查: find the bug in record() --------------------------------------------------
-
-Record = Callable[[list[Message], PathLike | None, Message], None]
 
 
 def reference_record(

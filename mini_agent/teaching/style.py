@@ -95,10 +95,6 @@ def set_display(scale: float = 1.0, contrast: Contrast = "normal") -> Display:
     return _settings
 
 
-def display_settings() -> Display:
-    return _settings
-
-
 def palette() -> Palette:
     return _settings.palette
 

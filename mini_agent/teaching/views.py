@@ -37,7 +37,17 @@ def _role_colour(message: Message) -> str:
 
 def shorten(text: str, limit: int = _MAX_TEXT) -> str:
     """One line of at most `limit` characters, control characters made visible."""
-    return _clip(stringify(text)[1:-1], limit)  # JSON escapes show \n, \t, \u0000 …
+    escaped = stringify(text)[1:-1]  # JSON escapes show \n, \t, \u0000 …
+    if len(escaped) <= limit:
+        return escaped
+    kept, used = [], 0
+    for char in text:  # cut between characters, never inside an escape
+        piece = stringify(char)[1:-1]
+        if used + len(piece) > limit - 1:
+            break
+        kept.append(piece)
+        used += len(piece)
+    return "".join(kept) + "…"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -172,11 +182,8 @@ class TrimView:
         """The chapter's budget error, when the budget cannot hold a context."""
         return self._outcome if isinstance(self._outcome, str) else None
 
-    def _rows(self) -> list[tuple[int, list[Message], int, bool]]:
-        return self._all_rows
-
     @cached_property
-    def _all_rows(self) -> list[tuple[int, list[Message], int, bool]]:
+    def _rows(self) -> list[tuple[int, list[Message], int, bool]]:
         kept = self.kept
         first_kept = len(self.messages) - len(kept) if kept is not None else len(self.messages)
         rows, start = [], 0
@@ -189,7 +196,7 @@ class TrimView:
         kept = self.kept
         if kept is None:
             return words().trim_error(self.max_chars, str(self.error))
-        kept_units = sum(1 for *_, is_kept in self._rows() if is_kept)
+        kept_units = sum(1 for *_, is_kept in self._rows if is_kept)
         return words().trim_summary(
             self.max_chars,
             kept_units,
@@ -201,7 +208,7 @@ class TrimView:
 
     def _window(self) -> tuple[list[tuple[int, list[Message], int, bool]], str, str]:
         """The rows to draw, and the lines counting older dropped / newer kept units."""
-        rows = self._rows()
+        rows = self._rows
         if self.window is None:
             return rows, "", ""
         cut = next((i for i, (*_, is_kept) in enumerate(rows) if is_kept), len(rows))
