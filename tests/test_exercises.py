@@ -22,6 +22,7 @@ from mini_agent import (
     to_record,
 )
 from mini_agent.messages import record_line
+from mini_agent.teaching import chapter_session
 from mini_agent.teaching.exercises import (
     CALLS_CASES,
     DISCRIMINATION_CASES,
@@ -148,6 +149,8 @@ def reader_calls(raw: Any, mistake: str = "") -> tuple[ToolCall, ...] | None:
             return None
         if not isinstance(item.get("name"), str):
             return None
+        if mistake == "truthy id and name" and not (item["id"] and item["name"]):
+            return None
         if "input" not in item and mistake != "missing input is null":
             return None
         calls.append(ToolCall(item["id"], item["name"], item.get("input")))
@@ -168,6 +171,7 @@ PARSER_MISTAKES = [
     "only the first call checked",
     "call id any type",
     "missing input is null",
+    "truthy id and name",
 ]
 
 
@@ -176,6 +180,20 @@ def test_the_packages_parser_and_a_faithful_reader_pass_every_row() -> None:
     assert report.ok
     assert len(report.results) == len(DISCRIMINATION_CASES) + len(CALLS_CASES)
     assert check_parse_session_message(reader_parse).ok
+
+
+def test_the_chapters_literal_parser_passes_every_row() -> None:
+    # chapter_session is the chapter's session.ts transcribed: graded by the chapter, it passes
+    assert check_parse_session_message(chapter_session.parse_session_message).ok
+
+
+def test_a_truthy_check_of_id_and_name_fails_exactly_the_empty_string_rows() -> None:
+    # the chapter's table: typeof id/name === "string", 放弃了 "松散的 truthy 判断"
+    names = failed(check_parse_session_message(lambda v: reader_parse(v, "truthy id and name")))
+    assert [name.split("  (")[1] for name in names] == [
+        "id 是空字符串也合法：查类型，不查真假)",
+        "name 是空字符串也合法：查类型，不查真假)",
+    ]
 
 
 @pytest.mark.parametrize("mistake", PARSER_MISTAKES)
@@ -246,6 +264,13 @@ def test_the_packages_record_line_and_a_faithful_reader_pass_every_case() -> Non
     assert check_record_line(reader_line).ok
 
 
+def test_the_chapters_json_stringify_passes_nan_written_as_null() -> None:
+    # JSON.stringify writes NaN as null; the kit refuses it: both answers pass
+    assert check_record_line(chapter_session.json_stringify).ok
+    (message,) = [m for name, m in record_line_cases() if "NaN" in name]
+    assert chapter_session.json_stringify(message).endswith('"input":null}]}')
+
+
 @pytest.mark.parametrize("name", WRONG_LINES)
 def test_every_plausible_wrong_record_line_fails(name: str) -> None:
     assert not check_record_line(WRONG_LINES[name]).ok, name
@@ -255,7 +280,10 @@ def test_default_json_dumps_fails_exactly_the_non_ascii_and_nan_cases() -> None:
     spaced = dumps_with(ensure_ascii=True, allow_nan=True)
     non_ascii = [name for name, m in record_line_cases() if not to_json(m).isascii()]
     assert "user，emoji 原样写出" in non_ascii
-    assert failed(check_record_line(spaced)) == [*non_ascii, "工具输入里的 NaN 被拒绝"]
+    assert failed(check_record_line(spaced)) == [
+        *non_ascii,
+        "工具输入里的 NaN：本包拒绝，本章写成 null",
+    ]
 
 
 def to_json(message: Message) -> str:
@@ -317,7 +345,8 @@ def test_a_record_line_that_writes_nan_is_told_any_exception_will_do() -> None:
     (detail,) = [
         r.detail for r in check_record_line(WRONG_LINES["NaN written"]).results if r.detail
     ]
-    assert detail.startswith("应当抛出异常（哪种都行），但实际返回了 ")
+    assert detail.startswith("应当抛出异常（哪种都行），或照本章返回 '")
+    assert '"input":null}]}\'，但实际返回了 ' in detail
 
 
 # --- 03 load_session -------------------------------------------------------------------------
@@ -342,8 +371,10 @@ def reader_load(path: Path, mistake: str = "") -> list[Message]:
             continue
         if not line:
             continue
-        if mistake == "logical line numbers":
+        if mistake == "logical line numbers":  # the chapter's split("\n").filter(Boolean)
             number = sum(1 for earlier in lines[:number] if earlier)
+        if mistake == "zero-based":
+            number -= 1
         try:
             value = json.loads(line)
         except ValueError as err:
@@ -365,7 +396,7 @@ LOAD_MISTAKES = [
     "every OS error is []",
     "splitlines",
     "strip",
-    "logical line numbers",
+    "zero-based",
     "bad lines skipped",
     "one phrase for both",
 ]
@@ -383,12 +414,20 @@ def test_every_plausible_wrong_loader_fails(mistake: str) -> None:
     assert not check_load_session(lambda path: reader_load(path, mistake)).ok, mistake
 
 
-def test_the_chapters_line_count_fails_only_the_blank_lines_cases() -> None:
-    report = check_load_session(lambda path: reader_load(path, "logical line numbers"))
-    assert failed(report) == ["空行之后报物理行号", "空行之后的坏记录：物理行 3"]
-    details = [result.detail for result in report.results if not result.passed]
-    assert details[0].endswith("但实际抛出了 ValueError: invalid session JSON at line 2")
-    assert details[1].endswith("但实际抛出了 ValueError: invalid session record at line 2")
+def test_the_chapters_line_count_passes() -> None:
+    # split("\n").filter(Boolean) numbers non-blank lines: the chapter's way is not a bug
+    assert check_load_session(lambda path: reader_load(path, "logical line numbers")).ok
+    assert check_load_session(chapter_session.load_session).ok
+
+
+def test_a_wrong_line_number_names_both_right_answers() -> None:
+    report = check_load_session(lambda path: reader_load(path, "zero-based"))
+    details = {r.name: r.detail for r in report.results if not r.passed}
+    assert details["空行之后的坏行：物理行 4，或照本章数非空行：第 2 行"] == (
+        "应当抛出以 'invalid session JSON at line 4' 开头的错误，"
+        "或照本章抛出以 'invalid session JSON at line 2' 开头的错误，"
+        "但实际抛出了 ValueError: invalid session JSON at line 3"
+    )
 
 
 def test_a_loader_that_swallows_every_os_error_fails_the_directory_case() -> None:

@@ -2,7 +2,8 @@
 stops at any raising cell) while the stored output still carries the chapter's phrase.
 
 `show_error(lambda: load_session(path), SessionFormatError)` displays
-`SessionFormatError: invalid session JSON at line 2: …`. If nothing is raised, or another
+`SessionFormatError: invalid session JSON at line 2: …` and, under it, a one-line Chinese
+gloss of the English detail (`glosses.gloss`). If nothing is raised, or another
 type of error is, the cell fails loudly: a regression cannot pass as a shown error.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
+
+from .glosses import gloss
 
 
 class NoErrorRaised(AssertionError):
@@ -31,8 +34,14 @@ class ShownError:
     def message(self) -> str:
         return str(self.error)
 
+    @property
+    def gloss(self) -> str | None:
+        """The Chinese meaning of the message, or `None` when there is none to give."""
+        return gloss(self.error)
+
     def __repr__(self) -> str:
-        return f"{self.name}: {self.message}" if self.message else self.name
+        shown = f"{self.name}: {self.message}" if self.message else self.name
+        return shown if self.gloss is None else f"{shown}\n释义：{self.gloss}"
 
     def _repr_html_(self) -> str:
         return (

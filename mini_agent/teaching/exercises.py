@@ -58,7 +58,7 @@ from ..session import (
     parse_session_message,
 )
 from ..visible import visible_line
-from . import demo06
+from . import chapter_session, demo06
 from .buggy import Record
 from .samples import chapter_picture
 from .style import page, palette
@@ -265,6 +265,8 @@ CALLS_CASES: tuple[tuple[str, str], ...] = (
     ("id 不是字符串", '[{"id":1,"name":"read","input":{}}]'),
     ("name 不是字符串", '[{"id":"a","name":null,"input":{}}]'),
     ("name 缺失", '[{"id":"a","input":{}}]'),
+    ("id 是空字符串也合法：查类型，不查真假", '[{"id":"","name":"read","input":{}}]'),
+    ("name 是空字符串也合法：查类型，不查真假", '[{"id":"a","name":"","input":{}}]'),
     ("某一项是 null", "[null]"),
     ("某一项是数组", '[["a","read",{}]]'),
     ("第二项不合格", '[{"id":"a","name":"read","input":{}},{"id":"b","name":"read"}]'),
@@ -292,9 +294,46 @@ def parse_cases() -> list[tuple[str, str]]:
 
 
 def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
-    """The reader's `parse_session_message(value)` against the package's, on parsed JSON."""
+    """The reader's `parse_session_message(value)` against the package's and the chapter's
+    (`chapter_session`), on parsed JSON: an answer that agrees with either passes."""
     cases = [(name, (json.loads(line),)) for name, line in parse_cases()]
-    return run_cases("parse_session_message", fn, parse_session_message, cases)
+    return run_either(
+        "parse_session_message",
+        fn,
+        parse_session_message,
+        chapter_session.parse_session_message,
+        cases,
+        _strictly_equal,
+        _should,
+    )
+
+
+def run_either(
+    title: str,
+    theirs: Callable[..., Any],
+    ours: Callable[..., Any],
+    chapters: Callable[..., Any],
+    cases: Sequence[tuple[str, tuple[Any, ...]]],
+    same: Callable[[Outcome, Outcome], bool],
+    expect: Callable[[Outcome], str],
+) -> CheckReport:
+    """`run_cases` with two right answers: the package's (`ours`) and the chapter's literal
+    one (`chapters`). Where the kit differs on purpose, agreeing with either passes, and a
+    FAIL names both."""
+    results = []
+    for name, args in cases:
+        got = outcome_of(theirs, *args)
+        expected, chapter = outcome_of(ours, *args), outcome_of(chapters, *args)
+        passed = same(expected, got) or same(chapter, got)
+        detail = ""
+        if not passed:
+            shown_expected, shown_got = _differing(expected, got)
+            should = expect(shown_expected)
+            if not same(expected, chapter):
+                should += "，或照本章" + expect(_differing(chapter, got)[0]).removeprefix("应当")
+            detail = words().should_but(should, _but(shown_got))
+        results.append(CheckResult(name, passed, detail))
+    return CheckReport(title, tuple(results))
 
 
 # --- 02 写入与恢复的正常路径: the reader writes message -> on-disk line ----------------------
@@ -323,7 +362,7 @@ def record_line_cases() -> list[tuple[str, Message]]:
         ("tool 结果", ToolMessage("a", "a 的内容")),
         ("tool 错误：isError true", ToolMessage("b", "文件不存在", is_error=True)),
         (
-            "工具输入里的 NaN 被拒绝",
+            "工具输入里的 NaN：本包拒绝，本章写成 null",
             AssistantMessage("", (ToolCall("c", "calc", float("nan")),)),
         ),
     ]
@@ -339,9 +378,18 @@ def _any_refusal(expected: Outcome) -> str:
 
 
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
-    """The reader's `record_line(message)` (the on-disk line, without its newline)."""
+    """The reader's `record_line(message)` (the on-disk line, without its newline): the
+    package's line, or the chapter's `JSON.stringify` (NaN written as null)."""
     cases = [(name, (message,)) for name, message in record_line_cases()]
-    return run_cases("record_line", fn, record_line, cases, _same_or_both_refused, _any_refusal)
+    return run_either(
+        "record_line",
+        fn,
+        record_line,
+        chapter_session.json_stringify,
+        cases,
+        _same_or_both_refused,
+        _any_refusal,
+    )
 
 
 # --- 03 损坏记录的错误路径: the reader writes load_session -----------------------------------
@@ -365,9 +413,9 @@ LOAD_CASES: tuple[tuple[str, str | None], ...] = (
     ("第 2 行 role 未知", f'{_USER}\n{{"role":"nope","content":"x"}}\n'),
     ("第 2 行是 JSON，但不是对象", f"{_USER}\n[1,2]\n"),
     ("坏的第 2 行不会被跳过，即使后面还有好行", f"{_USER}\n{{\n{_USER}\n"),
-    ("空行之后报物理行号", f"{_USER}\n\n\n[1,\n"),
+    ("空行之后的坏行：物理行 4，或照本章数非空行：第 2 行", f"{_USER}\n\n\n[1,\n"),
     (
-        "空行之后的坏记录：物理行 3",
+        "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
         f'{_USER}\n\n{{"role":"nope","content":"x"}}\n',
     ),
     ("只有空格的一行不算空行", f"{_USER}\n   \n"),
@@ -401,10 +449,11 @@ def _load_expectation(expected: Outcome) -> str:
 
 
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
-    """The reader's `load_session(path)`: files written here, compared with the package's.
+    """The reader's `load_session(path)`: files written here, compared with the package's and
+    the chapter's (`chapter_session`: `split("\\n").filter(Boolean)` numbers non-blank lines).
 
     A format error passes when the reader's message starts with the chapter's phrase and the
-    same line number; the temp directory never appears in the report.
+    same line number as either; the temp directory never appears in the report.
     """
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -416,7 +465,15 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             cases.append((name, (path,)))
         (root / "a-directory").mkdir()
         cases.append(("路径是目录：操作系统错误照常抛出", (root / "a-directory",)))
-        report = run_cases("load_session", fn, load_session, cases, _same_load, _load_expectation)
+        report = run_either(
+            "load_session",
+            fn,
+            load_session,
+            chapter_session.load_session,
+            cases,
+            _same_load,
+            _load_expectation,
+        )
     hidden = [str(root) + os.sep, str(root)]
     results = []
     for result in report.results:

@@ -1,0 +1,105 @@
+# ruff: noqa: RUF002  # 注释用中文全角标点，和本章一样
+"""本章 src/session.ts 的 Python 直译：和本章逐行对应，注释也照本章的口吻写。
+
+笔记本 01–03 把它放在本章的 TypeScript 节选旁边；它能运行，练习的检查也拿它当“忠实于本章的
+答案”。本包的正式实现在 `mini_agent.session`，与本章有几处有意的不同（物理行号、拒绝 NaN、
+追加前的守卫……），每一处见附录 07a_beyond_the_chapter.ipynb#differences。
+
+与 TypeScript 的对应：`undefined` → `None`；`value is ToolCall[]` → `TypeGuard`；
+`JSON.parse` → `json.loads`；`appendFile` → 以追加模式 `open`。
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, to_record
+from ..session import INVALID_JSON, INVALID_RECORD
+
+
+def record(value: object) -> dict[str, Any] | None:
+    # 非 null、不是数组的对象才当记录访问字段；JSON 对象在 Python 里是 dict
+    return value if isinstance(value, dict) else None
+
+
+def calls(value: object) -> TypeGuard[list[dict[str, Any]]]:
+    # 类型守卫：返回 True 时，类型检查器就知道 value 是“每项都是对象”的列表
+    return isinstance(value, list) and all(
+        (item := record(call)) is not None
+        and isinstance(item.get("id"), str)
+        and isinstance(item.get("name"), str)
+        and "input" in item  # input 可以是任意 JSON（包括 null），只要字段存在
+        for call in value
+    )
+
+
+def parse_session_message(value: object) -> Message | None:
+    item = record(value)
+    # 公共前提：对象、role 是 string、content 是 string，三个分支共享
+    if item is None or not isinstance(item.get("role"), str):
+        return None
+    if not isinstance(item.get("content"), str):
+        return None
+    if item["role"] == "user":
+        return UserMessage(item["content"])
+    if item["role"] == "assistant" and calls(item.get("toolCalls")):
+        tool_calls = [
+            ToolCall(call["id"], call["name"], call["input"]) for call in item["toolCalls"]
+        ]
+        return AssistantMessage(item["content"], tool_calls)
+    if (
+        item["role"] == "tool"
+        and isinstance(item.get("toolCallId"), str)
+        and isinstance(item.get("isError"), bool)  # Python 的 True 也是 int，所以查 bool
+    ):
+        return ToolMessage(item["toolCallId"], item["content"], item["isError"])
+    return None  # 没有兜底：未知 role、分支字段缺失都落到这里
+
+
+def _not_json(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")  # JSON.parse 不认 NaN、Infinity；json.loads 认
+
+
+def load_session(path: str | Path) -> list[Message]:
+    try:
+        text = Path(path).read_bytes().decode("utf-8")  # readFile(path, "utf8")：换行原样
+    except FileNotFoundError:
+        return []  # ENOENT：首次启动，空会话
+    # 其他错误（权限、IO）原样向上抛，不吞
+    lines = [line for line in text.split("\n") if line]  # text.split("\n").filter(Boolean)
+    messages: list[Message] = []
+    for index, line in enumerate(lines):  # 逐行 map，行号是过滤后的序号
+        try:
+            value = json.loads(line, parse_constant=_not_json)
+        except ValueError:
+            raise ValueError(f"{INVALID_JSON} {index + 1}") from None
+        message = parse_session_message(value)
+        if message is None:
+            raise ValueError(f"{INVALID_RECORD} {index + 1}")
+        messages.append(message)
+    return messages
+
+
+def _js(value: Any) -> Any:
+    # JSON.stringify 把 NaN、Infinity 写成 null
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _js(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_js(item) for item in value]
+    return value
+
+
+def json_stringify(message: Message) -> str:
+    # JSON.stringify(message)：没有空格，中文照写（数字格式的细节见附录 #json-stringify）
+    return json.dumps(_js(to_record(message)), ensure_ascii=False, separators=(",", ":"))
+
+
+def append_session(path: str | Path, message: Message) -> None:
+    # appendFile(path, `${JSON.stringify(message)}\n`, "utf8")：一条消息一行，追加到末尾
+    with open(path, "a", encoding="utf-8", newline="") as file:
+        file.write(f"{json_stringify(message)}\n")

@@ -1,0 +1,116 @@
+"""A one-line Chinese gloss of an error's English detail, printed under a shown error.
+
+The exception text stays exactly as the library writes it (the chapter's phrase and line
+number are what logs and tests match); the gloss only tells a Chinese reader what the English
+after the phrase means. `gloss(err)` is `None` for an error this table does not know.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
+from ..session import INVALID_JSON, INVALID_RECORD
+
+# (pattern of the detail, its Chinese meaning); `\1`… refer to the pattern's groups
+DETAILS: tuple[tuple[str, str], ...] = (
+    (
+        r"Unterminated string starting at column (\d+)",
+        r"从第 \1 列开始的字符串没有收尾的引号（常见于写到一半的行）",
+    ),
+    (r"Expecting value at column (\d+)", r"第 \1 列应当出现一个 JSON 值"),
+    (r"Expecting ',' delimiter at column (\d+)", r"第 \1 列少了一个逗号"),
+    (r"Expecting ':' delimiter at column (\d+)", r"第 \1 列少了一个冒号"),
+    (
+        r"Expecting property name enclosed in double quotes at column (\d+)",
+        r"第 \1 列应当是带双引号的键",
+    ),
+    (r"Illegal trailing comma before end of \w+ at column (\d+)", r"第 \1 列多了一个结尾逗号"),
+    (r"Extra data at column (\d+)", r"第 \1 列起，一个完整的 JSON 值后面还有多余的内容"),
+    (r"Invalid control character at column (\d+)", r"第 \1 列的字符串里有未转义的控制字符"),
+    (
+        r"byte-order mark \(U\+FEFF\) at column (\d+).*",
+        r"第 \1 列有字节顺序标记（BOM），请存成不带 BOM 的 UTF-8",
+    ),
+    (r"not UTF-8 at column (\d+)", r"第 \1 列起的字节不是 UTF-8"),
+    (r"expected a JSON object, got an array", "这一行是数组，不是 JSON 对象"),
+    (r"expected a JSON object, got a string", "这一行是字符串，不是 JSON 对象"),
+    (r"expected a JSON object, got a number", "这一行是数字，不是 JSON 对象"),
+    (r"expected a JSON object, got a boolean", "这一行是布尔值，不是 JSON 对象"),
+    (r"expected a JSON object, got null", "这一行是 null，不是 JSON 对象"),
+    (r"(role|content) must be a string", r"\1 必须是字符串"),
+    (
+        r"assistant needs toolCalls.*",
+        "assistant 必须带 toolCalls（由 {id, name, input} 组成的数组）",
+    ),
+    (r"tool needs toolCallId.*", r"tool 必须带字符串 toolCallId"),
+    (r"tool needs isError.*", r"tool 必须带布尔值 isError"),
+    (r"unknown role (.*)", r"role \1 不是 user、assistant、tool 之一"),
+)
+
+PHRASES: tuple[tuple[str, str], ...] = (
+    (INVALID_JSON, "第 {line} 行不是合法的 JSON"),
+    (INVALID_RECORD, "第 {line} 行是 JSON，却不是一条合法的消息"),
+)
+
+WHOLE: tuple[tuple[str, str], ...] = (
+    (re.escape(SMALLEST_UNIT_TOO_BIG), "预算连最新的那个一致单元都装不下"),
+    (re.escape(EMPTY_CONTEXT), "预算下一个单元也没留下，上下文不能为空"),
+    (
+        r"refusing to append a (\w+) message that would not load back unchanged",
+        r"拒绝追加：这条 \1 消息写下去再读回来就不是原样了",
+    ),
+    (
+        r".*refusing to append after an incomplete last line.*",
+        "拒绝追加：文件的最后一行写到一半（见附录 07a 的 newline-guard 一节）",
+    ),
+    (
+        r".*refusing to append after an invalid last line.*",
+        "拒绝追加：文件的最后一行不是合法的记录",
+    ),
+    (r"'NoneType' object is not subscriptable", "对 None 取下标：没有先确认它是对象"),
+    (r"Is a directory", "这个路径是目录，不是文件"),
+    (r"Permission denied", "没有读（或写）这个文件的权限"),
+    (r"No such file or directory", "文件不存在"),
+    (r"max_chars must be positive, got (-?\d+)", r"预算必须是正数，这里是 \1"),
+    (r"max_chars must be an int, not (\w+)", r"预算必须是整数，这里是 \1"),
+    (r"message (\d+) cannot be serialized to JSON.*", r"第 \1 条消息（从 0 数起）无法写成 JSON"),
+    (r"message (\d+) is not a session message.*", r"第 \1 条消息（从 0 数起）不是会话消息"),
+    (
+        r"agent stopped after (\d+) model turns.*",
+        r"模型连续 \1 轮都没有给出最终回答，run_agent 停下了",
+    ),
+)
+
+_PHRASED = re.compile(
+    f"^({re.escape(INVALID_JSON)}|{re.escape(INVALID_RECORD)}) (\\d+)(?:: (.*))?$", re.S
+)
+
+
+def _first(table: tuple[tuple[str, str], ...], text: str) -> str | None:
+    for pattern, meaning in table:
+        match = re.fullmatch(pattern, text, re.S)
+        if match is not None:
+            return match.expand(meaning)
+    return None
+
+
+def gloss_text(text: str) -> str | None:
+    """The Chinese meaning of an error message, or `None` when it is not one we know."""
+    phrased = _PHRASED.match(text)
+    if phrased is None:
+        return _first(WHOLE, text)
+    phrase, line, detail = phrased.groups()
+    head = dict(PHRASES)[phrase].format(line=line)
+    if detail is None:
+        return head
+    reasons = [_first(DETAILS, part) or _first(WHOLE, part) for part in detail.split("; ")]
+    said = [reason for reason in reasons if reason is not None]
+    return "：".join([head, "；".join(said)]) if said else head
+
+
+def gloss(error: BaseException) -> str | None:
+    """The Chinese gloss of `error`'s message (an OSError: of its strerror)."""
+    if isinstance(error, OSError) and error.strerror:
+        return _first(WHOLE, error.strerror)
+    return gloss_text(str(error))

@@ -1,0 +1,104 @@
+"""chapter_session: the chapter's session.ts transcribed. It must behave as the chapter says,
+including where the package differs on purpose (line numbers, NaN, blank CRLF lines)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from mini_agent import (
+    AssistantMessage,
+    Message,
+    SessionFormatError,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    load_session,
+    parse_session_message,
+)
+from mini_agent.teaching import chapter_session
+from mini_agent.teaching.exercises import parse_cases
+
+HISTORY: list[Message] = [
+    UserMessage("读一下 a.txt"),
+    AssistantMessage("我来读。", [ToolCall("c1", "read_file", {"path": "a.txt"})]),
+    ToolMessage("c1", "hello"),
+]
+
+
+def test_the_literal_parser_agrees_with_the_package_on_every_exercise_row() -> None:
+    for _, line in parse_cases():
+        value = json.loads(line)
+        assert chapter_session.parse_session_message(value) == parse_session_message(value), line
+
+
+def test_appended_lines_load_back_with_either_loader(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    for message in HISTORY:
+        chapter_session.append_session(path, message)
+    assert chapter_session.load_session(path) == HISTORY
+    assert load_session(path) == HISTORY
+    assert path.read_bytes().count(b"\n") == 3
+
+
+def test_a_missing_file_is_an_empty_session_and_other_os_errors_propagate(tmp_path: Path) -> None:
+    assert chapter_session.load_session(tmp_path / "none.jsonl") == []
+    with pytest.raises(IsADirectoryError):
+        chapter_session.load_session(tmp_path)
+
+
+def test_filter_boolean_numbers_only_the_non_blank_lines(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role":"user","content":"x"}\n\n\n[1,\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^invalid session JSON at line 2$"):
+        chapter_session.load_session(path)
+    with pytest.raises(SessionFormatError) as caught:
+        load_session(path)
+    assert caught.value.line == 4  # the package counts physical lines
+
+
+def test_crlf_records_load_and_only_a_blank_crlf_line_differs(tmp_path: Path) -> None:
+    # JSON.parse accepts a trailing \r as whitespace; "\r" alone is truthy, and not JSON
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"role":"user","content":"x"}\r\n{"role":"user","content":"y"}\r\n')
+    assert chapter_session.load_session(path) == [UserMessage("x"), UserMessage("y")]
+    path.write_bytes(b'{"role":"user","content":"x"}\r\n\r\n')
+    with pytest.raises(ValueError, match=r"^invalid session JSON at line 2$"):
+        chapter_session.load_session(path)
+    assert load_session(path) == [UserMessage("x")]
+
+
+def test_a_record_that_is_not_a_message_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role":"user","content":"x"}\n{"role":"nope","content":"x"}\n', "utf-8")
+    with pytest.raises(ValueError, match=r"^invalid session record at line 2$"):
+        chapter_session.load_session(path)
+
+
+def test_nan_is_written_as_null_and_refused_when_read(tmp_path: Path) -> None:
+    message = AssistantMessage("", [ToolCall("c", "calc", {"x": math.nan, "y": [math.inf]})])
+    line = chapter_session.json_stringify(message)
+    assert line == (
+        '{"role":"assistant","content":"","toolCalls":'
+        '[{"id":"c","name":"calc","input":{"x":null,"y":[null]}}]}'
+    )
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role":"tool","content":"x","toolCallId":"a","isError":NaN}\n', "utf-8")
+    with pytest.raises(ValueError, match=r"^invalid session JSON at line 1$"):
+        chapter_session.load_session(path)
+
+
+def test_json_stringify_writes_chinese_as_is_without_spaces() -> None:
+    assert chapter_session.json_stringify(UserMessage("记忆 续上")) == (
+        '{"role":"user","content":"记忆 续上"}'
+    )
+
+
+def test_calls_is_a_type_guard_that_checks_every_item() -> None:
+    assert chapter_session.calls([{"id": "", "name": "", "input": None}])
+    assert not chapter_session.calls([{"id": "a", "name": "b", "input": 1}, {"id": "a"}])
+    assert not chapter_session.calls([None])
+    assert not chapter_session.calls({"id": "a", "name": "b", "input": 1})

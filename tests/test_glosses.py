@@ -1,0 +1,83 @@
+"""glosses: every error detail a notebook shows gets a one-line Chinese gloss under it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mini_agent import (
+    ContextBudgetError,
+    SessionFormatError,
+    UserMessage,
+    load_session,
+    trim_context,
+)
+from mini_agent.teaching.errors import show_error
+from mini_agent.teaching.glosses import gloss, gloss_text
+
+BROKEN = [
+    ('{"role":"user","content":"a', "从第 26 列开始的字符串没有收尾的引号"),
+    ('{"role":"user" "content":"a"}', "少了一个逗号"),
+    ('{"role":"user","content":"a",}', "第 30 列应当是带双引号的键"),
+    ('{"role":"user","content":"a"}}', "后面还有多余的内容"),
+    ("[1,", "应当出现一个 JSON 值"),
+    ("[1]", "这一行是数组，不是 JSON 对象"),
+    ('"x"', "这一行是字符串，不是 JSON 对象"),
+    ("null", "这一行是 null，不是 JSON 对象"),
+    ('{"role":"user","content":1}', "content 必须是字符串"),
+    ('{"role":1,"content":"a"}', "role 必须是字符串"),
+    ('{"role":"assistant","content":"a"}', "assistant 必须带 toolCalls"),
+    ('{"role":"tool","content":"a","isError":false}', "tool 必须带字符串 toolCallId"),
+    ('{"role":"tool","content":"a","toolCallId":"c"}', "tool 必须带布尔值 isError"),
+    ('{"role":"nope","content":"a"}', 'role "nope" 不是 user、assistant、tool 之一'),
+]
+
+
+@pytest.mark.parametrize(("line", "meaning"), BROKEN)
+def test_each_load_error_detail_is_glossed(tmp_path: Path, line: str, meaning: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role":"user","content":"x"}\n' + line + "\n", encoding="utf-8")
+    shown = show_error(lambda: load_session(path), SessionFormatError)
+    first, second = repr(shown).split("\n")
+    assert first == f"SessionFormatError: {shown.message}"  # the library's text, unchanged
+    assert second.startswith("释义：第 2 行")
+    assert meaning in second
+
+
+def test_the_budget_errors_are_glossed() -> None:
+    shown = show_error(
+        lambda: trim_context([UserMessage("很长的问题" * 20)], 10), ContextBudgetError
+    )
+    assert repr(shown).endswith("\n释义：预算连最新的那个一致单元都装不下")
+
+
+def test_os_errors_are_glossed_by_their_strerror(tmp_path: Path) -> None:
+    assert (
+        gloss(IsADirectoryError(21, "Is a directory", str(tmp_path))) == "这个路径是目录，不是文件"
+    )
+    assert gloss(PermissionError(13, "Permission denied")) == "没有读（或写）这个文件的权限"
+
+
+def test_a_phrase_without_a_detail_is_glossed_by_its_phrase() -> None:
+    # chapter_session raises the chapter's bare phrase
+    assert gloss_text("invalid session JSON at line 2") == "第 2 行不是合法的 JSON"
+    assert gloss_text("invalid session record at line 7") == "第 7 行是 JSON，却不是一条合法的消息"
+
+
+def test_an_unknown_error_gets_no_gloss_line() -> None:
+    table: dict[str, int] = {}
+    shown = show_error(lambda: table["k"], KeyError)
+    assert shown.gloss is None
+    assert repr(shown) == "KeyError: 'k'"
+
+
+def test_a_torn_last_line_refusal_glosses_both_halves() -> None:
+    text = (
+        "invalid session JSON at line 2: Unterminated string starting at column 14; "
+        "refusing to append after an incomplete last line (`python -m mini_agent repair` can cut it)"
+    )
+    said = gloss_text(text)
+    assert said is not None
+    assert said.startswith("第 2 行不是合法的 JSON：从第 14 列开始的字符串没有收尾的引号")
+    assert "拒绝追加：文件的最后一行写到一半" in said
