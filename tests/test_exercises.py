@@ -187,6 +187,42 @@ def test_the_chapters_literal_parser_passes_every_row() -> None:
     assert check_parse_session_message(chapter_session.parse_session_message).ok
 
 
+def match_parse(value: Any) -> Message | None:
+    """01's exercise answered with `match`: mapping and class patterns (`bool()` is exact)."""
+    match value:
+        case {"role": "user", "content": str(content)}:
+            return UserMessage(content)
+        case {"role": "assistant", "content": str(content), "toolCalls": list(raw)}:
+            tool_calls = []
+            for call in raw:
+                match call:
+                    case {"id": str(call_id), "name": str(name), "input": call_input}:
+                        tool_calls.append(ToolCall(call_id, name, call_input))
+                    case _:
+                        return None
+            return AssistantMessage(content, tool_calls)
+        case {
+            "role": "tool",
+            "content": str(content),
+            "toolCallId": str(call_id),
+            "isError": bool(is_error),
+        }:
+            return ToolMessage(call_id, content, is_error)
+    return None
+
+
+def test_a_match_statement_answer_passes_and_int_for_bool_fails() -> None:
+    assert check_parse_session_message(match_parse).ok
+
+    def int_pattern(value: Any) -> Message | None:
+        match value:
+            case {"role": "tool", "content": str(c), "toolCallId": str(i), "isError": int(e)}:
+                return ToolMessage(i, c, e)  # type: ignore[arg-type]  # the mistake itself
+        return match_parse(value)
+
+    assert len(failed(check_parse_session_message(int_pattern))) == 2  # isError 0 and 1
+
+
 def test_a_truthy_check_of_id_and_name_fails_exactly_the_empty_string_rows() -> None:
     # the chapter's table: typeof id/name === "string", 放弃了 "松散的 truthy 判断"
     names = failed(check_parse_session_message(lambda v: reader_parse(v, "truthy id and name")))

@@ -9,25 +9,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..messages import AssistantMessage, Message, ToolMessage, UserMessage
-from ..session import calls, record
+from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from .chapter_session import calls, record
 
 
 def parse_with_precondition_in_user_branch(value: object) -> Message | None:
-    """Mistake one: the common precondition (str role, str content) moved into the user
-    branch, so the assistant and tool branches no longer check `content`."""
-    item: dict[str, Any] | None = record(value)
-    if item is None:
+    """错误一：公共前提里 content 的检查挪进了 user 分支（其余同本章直译），
+    assistant 和 tool 分支再也不查 content。"""
+    item = record(value)
+    if item is None or not isinstance(item.get("role"), str):
         return None
-    role, content = item.get("role"), item.get("content")
-    unchecked: Any = content  # what the unguarded branches hand on: maybe not a str at all
-    if role == "user" and isinstance(content, str):
+    content: Any = item.get("content")  # 错：content 的检查挪进了 user 分支
+    if item["role"] == "user" and isinstance(content, str):
         return UserMessage(content)
-    if role == "assistant" and (tool_calls := calls(item.get("toolCalls"))) is not None:
-        return AssistantMessage(unchecked, tool_calls)  # content was never checked
-    call_id, is_error = item.get("toolCallId"), item.get("isError")
-    if role == "tool" and isinstance(call_id, str) and isinstance(is_error, bool):
-        return ToolMessage(call_id, unchecked, is_error)  # nor here
+    if item["role"] == "assistant" and calls(item.get("toolCalls")):
+        tool_calls = [
+            ToolCall(call["id"], call["name"], call["input"]) for call in item["toolCalls"]
+        ]
+        return AssistantMessage(content, tool_calls)  # 这里 content 没查过
+    if (
+        item["role"] == "tool"
+        and isinstance(item.get("toolCallId"), str)
+        and isinstance(item.get("isError"), bool)
+    ):
+        return ToolMessage(item["toolCallId"], content, item["isError"])  # 这里也没查
     return None
 
 

@@ -41,7 +41,9 @@ def source_of(function: Callable[..., Any], part: str | None = None) -> str:
 
 def _title(function: Callable[..., Any], part: str | None) -> str:
     name = f"{function.__module__}.{function.__qualname__}"
-    return f"本包 {name}" + (f" 里的 {part.removeprefix('def ')}()" if part else "")
+    # the chapter's session.ts transcribed is the chapter talking, not the package
+    who = "本章的 Python 直译" if function.__module__.endswith(".chapter_session") else "本包"
+    return f"{who} {name}" + (f" 里的 {part.removeprefix('def ')}()" if part else "")
 
 
 @dataclass(frozen=True)
