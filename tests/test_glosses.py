@@ -81,3 +81,24 @@ def test_a_torn_last_line_refusal_glosses_both_halves() -> None:
     assert said is not None
     assert said.startswith("第 2 行不是合法的 JSON：从第 14 列开始的字符串没有收尾的引号")
     assert "拒绝追加：文件的最后一行写到一半" in said
+
+
+@pytest.mark.parametrize(
+    ("text", "meaning"),
+    [
+        (
+            "Out of range float values are not JSON compliant: nan",
+            "NaN、Infinity 不是 JSON，拒绝写入",
+        ),
+        ("Circular reference detected", "有循环引用，写不成 JSON"),
+        ("Object of type set is not JSON serializable", "set 类型的值写不成 JSON"),
+        (
+            "a FIFO, not a regular file: a session cannot be kept there",
+            "这个路径不是普通文件，会话不能放在这里",
+        ),
+        ("message 3 cannot be serialized to JSON: x", "第 3 条消息（从 0 数起）写不成 JSON"),
+        ("No space left on device", "磁盘已满"),
+    ],
+)
+def test_the_appendix_errors_are_glossed_too(text: str, meaning: str) -> None:
+    assert gloss_text(text) == meaning

@@ -74,12 +74,32 @@ WHOLE: tuple[tuple[str, str], ...] = (
     (r"No such file or directory", "文件不存在"),
     (r"max_chars must be positive, got (-?\d+)", r"预算必须是正数，这里是 \1"),
     (r"max_chars must be an int, not (\w+)", r"预算必须是整数，这里是 \1"),
-    (r"message (\d+) cannot be serialized to JSON.*", r"第 \1 条消息（从 0 数起）无法写成 JSON"),
+    (r"message (\d+) cannot be serialized to JSON.*", r"第 \1 条消息（从 0 数起）写不成 JSON"),
     (r"message (\d+) is not a session message.*", r"第 \1 条消息（从 0 数起）不是会话消息"),
     (
         r"agent stopped after (\d+) model turns.*",
         r"模型连续 \1 轮都没有给出最终回答，run_agent 停下了",
     ),
+    (r"Out of range float values are not JSON compliant.*", "NaN、Infinity 不是 JSON，拒绝写入"),
+    (r"(NaN|-?Infinity) is not JSON", r"\1 不是 JSON"),
+    (r"Circular reference detected", "有循环引用，写不成 JSON"),
+    (r"Object of type (\w+) is not JSON serializable", r"\1 类型的值写不成 JSON"),
+    (
+        r"integer .* is beyond ±2\^53 and not a double.*",
+        "整数超出 ±2^53：JavaScript 读回来会是另一个数",
+    ),
+    (
+        r".* is out of range \(JavaScript reads it as Infinity\)",
+        "数字太大：JavaScript 会把它读成 Infinity",
+    ),
+    (
+        r"(?:a FIFO|a character device|a block device|a socket|not a regular file)"
+        r"(?:, not a regular file)?: a session cannot be kept there",
+        "这个路径不是普通文件，会话不能放在这里",
+    ),
+    (r"No space left on device", "磁盘已满"),
+    (r"File too large", "文件超过了允许的大小上限"),
+    (r"Read-only file system", "文件系统是只读的"),
 )
 
 _PHRASED = re.compile(
