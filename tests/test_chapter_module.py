@@ -108,6 +108,16 @@ def test_source_view_shows_the_package_code_beside_the_excerpt() -> None:
     assert "display:flex" in html and "&quot;input&quot; in item" in html
 
 
+def test_source_panels_are_as_wide_as_their_longest_line() -> None:
+    from mini_agent.teaching.source import columns_of
+
+    assert columns_of("ab\nabcd") == 4
+    assert columns_of("# 中文") == 6  # a CJK character takes two columns
+    html = show_source(calls, chapter.CALLS)._repr_html_()
+    widths = [int(w) for w in re.findall(r"min-width:min\(100%,(\d+)ch\)", html)]
+    assert len(widths) == 2 and widths[1] == columns_of(chapter.CALLS.text) + 2
+
+
 def test_source_of_a_nested_block_stops_at_its_end() -> None:
     record = source_of(run_agent, part="def record")
     assert record.splitlines()[0] == "def record(message: Message) -> None:"

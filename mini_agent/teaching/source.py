@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from typing import Any
+from unicodedata import east_asian_width
 
 from .chapter import Excerpt
 
@@ -39,6 +40,14 @@ def source_of(function: Callable[..., Any], part: str | None = None) -> str:
     return textwrap.dedent("\n".join(lines[first:end])).strip("\n")
 
 
+def columns_of(code: str) -> int:
+    """The width of the longest line in monospace columns (a CJK character takes two)."""
+    return max(
+        (sum(2 if east_asian_width(c) in "WF" else 1 for c in line) for line in code.split("\n")),
+        default=0,
+    )
+
+
 def _title(function: Callable[..., Any], part: str | None) -> str:
     name = f"{function.__module__}.{function.__qualname__}"
     # the chapter's session.ts transcribed is the chapter talking, not the package
@@ -56,8 +65,10 @@ class SourceView:
         return "\n\n".join(f"── {title} ──\n{code}" for title, code in self.panels)
 
     def _repr_html_(self) -> str:
+        # a panel is never narrower than its longest line: side by side when both fit, else
+        # one above the other, so that neither scrolls sideways
         columns = "".join(
-            "<div style='flex:1 1 0;min-width:22em;text-align:left'>"
+            f"<div style='flex:1 1 0;min-width:min(100%,{columns_of(code) + 2}ch);text-align:left'>"
             f"<div style='font-weight:bold;margin-bottom:0.3em'>{escape(title)}</div>"
             "<pre style='margin:0;padding:0.5em;border:1px solid #888;white-space:pre;"
             f"overflow-x:auto;text-align:left'>{escape(code)}</pre></div>"
