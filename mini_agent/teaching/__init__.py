@@ -3,7 +3,10 @@ the other way round.
 
 - `views`: sessions, units, trims, the scan and runs as HTML and plain text;
   `trace`: the chapter's reverse scan, step by step; `explorers` (+ `explorer_logic`): widgets;
+- `chapter_session`: the chapter's session.ts transcribed line for line (the notebooks'
+  twin beside each excerpt, and the chapter-faithful answer every exercise check accepts);
 - `exercises`: one-call checks of a reader's answers; `buggy`: wrong `record()`s to find;
+- `errors`: `show_error`, with a one-line Chinese gloss (`glosses`) under each error;
 - `samples`: the shared sample session and the chapter's picture; `demo06`: notebook 06's
   scenario, re-runnable; `demo`: the CLI's `demo` command; `watch`: a client that reads the
   session file at every request;
