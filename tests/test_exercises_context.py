@@ -3,6 +3,7 @@ every plausible wrong answer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -18,12 +19,15 @@ from mini_agent import (
     append_session,
     context_units,
     estimate_context_chars,
+    to_record,
     trim_context,
 )
 from mini_agent.messages import record_line
 from mini_agent.session import PathLike
 from mini_agent.teaching import buggy, demo06
+from mini_agent.teaching.chapter_reference import literal_estimate, literal_trim, literal_units
 from mini_agent.teaching.exercises import (
+    RECORD_CHAPTER_ORDER_NOTE,
     CheckReport,
     check_context_max_chars,
     check_context_units,
@@ -119,6 +123,7 @@ WRONG_UNITS: dict[str, Callable[[Sequence[Message]], Any]] = {
 def test_the_package_and_a_faithful_reader_pass_the_unit_check() -> None:
     assert check_context_units(context_units).ok
     assert check_context_units(reader_units).ok
+    assert check_context_units(literal_units).ok  # the chapter's loop, transcribed
 
 
 @pytest.mark.parametrize("name", WRONG_UNITS)
@@ -153,11 +158,41 @@ WRONG_ESTIMATES: dict[str, Callable[[Sequence[Message]], float]] = {
     ),
     "one per message": len,
     "a float": lambda ms: float(estimate_context_chars(ms)),
+    "spaces after : and ,": lambda ms: sum(
+        len(json.dumps(to_record(m), ensure_ascii=False)) + 1 for m in ms
+    ),
+    "two separators per message": lambda ms: estimate_context_chars(ms) + 2 * len(ms),
+    "a bool": lambda ms: True,
 }
 
 
-def test_the_package_passes_the_estimate_check() -> None:
-    assert check_estimate_context_chars(estimate_context_chars).ok
+def json_stringify_length(message: Message) -> int:
+    return len(record_line(message))  # JSON.stringify(message).length, in code points
+
+
+CHAPTER_ESTIMATES: dict[str, Callable[[Sequence[Message]], int]] = {
+    "a newline after each line (the package)": estimate_context_chars,
+    "the chapter's literal transcription": literal_estimate,
+    "one separator between messages": lambda ms: max(
+        sum(json_stringify_length(m) for m in ms) + len(ms) - 1, 0
+    ),
+    "JSON.stringify(messages).length": lambda ms: (
+        sum(json_stringify_length(m) for m in ms) + max(len(ms) - 1, 0) + 2
+    ),
+}
+
+
+@pytest.mark.parametrize("reading", CHAPTER_ESTIMATES)
+def test_every_reading_of_the_chapters_separator_passes(reading: str) -> None:
+    assert check_estimate_context_chars(CHAPTER_ESTIMATES[reading]).ok, reading
+
+
+def test_the_report_names_the_readers_separator_beside_the_packages() -> None:
+    between = check_estimate_context_chars(CHAPTER_ESTIMATES["one separator between messages"])
+    assert between.notes == (
+        "本章的那张图（4 条消息）：你的分隔开销是消息之间各一个（像 join 的分隔符）；"
+        "本包是每条一个换行，估算值正好等于会话文件的字符数",
+    )
 
 
 @pytest.mark.parametrize("name", WRONG_ESTIMATES)
@@ -215,6 +250,7 @@ TRIM_MISTAKES = [
 def test_the_package_and_a_faithful_reader_pass_the_trim_check() -> None:
     assert check_trim_context(trim_context).ok
     assert check_trim_context(reader_trim).ok
+    assert check_trim_context(literal_trim).ok  # the chapter's trimContext, transcribed
 
 
 @pytest.mark.parametrize("mistake", TRIM_MISTAKES)
@@ -301,9 +337,29 @@ def disk_first(messages: list[Message], session_path: PathLike | None, message: 
     messages.append(message)
 
 
-def test_the_reference_record_passes_and_so_does_disk_first() -> None:
-    assert check_record(reference_record).ok
-    assert check_record(disk_first).ok  # the order is not what the check judges
+def test_the_chapters_push_then_append_passes_with_a_question() -> None:
+    report = check_record(reference_record)  # the chapter's order
+    assert report.ok
+    assert report.notes == (RECORD_CHAPTER_ORDER_NOTE,)
+
+
+def test_the_packages_disk_first_order_passes_without_a_note() -> None:
+    report = check_record(disk_first)
+    assert report.ok
+    assert report.notes == ()
+
+
+def test_a_record_that_adds_the_refused_message_twice_fails() -> None:
+    def twice(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+        messages.append(message)
+        if session_path is not None:
+            try:
+                append_session(session_path, message)
+            except OSError:
+                messages.append(message)
+                raise
+
+    assert failed(check_record(twice)) == ["写盘失败时把错误抛出去，不吞掉"]
 
 
 @pytest.mark.parametrize("name", [name for name, _ in buggy.WRONG_RECORDS])

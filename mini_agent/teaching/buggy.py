@@ -3,7 +3,8 @@
 Each has the signature of the exercise, `record(messages, session_path, message)`: the
 in-memory list, the session file (or `None`), the message to record — `run_agent`'s
 `record()` with its state passed in. `seeded_record` is the one the notebook shows; the
-others are mistakes readers make, each caught by `exercises.check_record`.
+others are mistakes readers make, each caught by `exercises.check_record`. (The chapter's
+order, memory first and then disk, is not among them: the check accepts it.)
 """
 
 from __future__ import annotations
@@ -61,14 +62,6 @@ def rebinds_the_list(
         append_session(session_path, message)
 
 
-def memory_before_disk(
-    messages: list[Message], session_path: PathLike | None, message: Message
-) -> None:
-    messages.append(message)  # the chapter's order: a refused write leaves memory ahead
-    if session_path is not None:
-        append_session(session_path, message)
-
-
 def swallows_disk_errors(
     messages: list[Message], session_path: PathLike | None, message: Message
 ) -> None:
@@ -85,6 +78,5 @@ WRONG_RECORDS: tuple[tuple[str, Record], ...] = (
     ("skips_tool_results", skips_tool_results),
     ("rewrites_history", rewrites_history),
     ("rebinds_the_list", rebinds_the_list),
-    ("memory_before_disk", memory_before_disk),
     ("swallows_disk_errors", swallows_disk_errors),
 )

@@ -13,8 +13,9 @@ in Chinese), never raises, and passes the package's own answer:
                                           user's question? (`smallest=True`: and no smaller
                                           budget would)
     check_record(fn)                  07  fn(messages, session_path, message) -> None, the
-                                          loop's record(); `buggy.seeded_record` is the
-                                          exercise's wrong one
+                                          loop's record(), in either order (the chapter's
+                                          push-then-append, or disk first);
+                                          `buggy.seeded_record` is the exercise's wrong one
 
 `report.ok` is True when every case passed. Reports name messages by their place in the
 case's history (`#1 assistant(a,b)`), show strings as their text in quotes (`shown`: a
@@ -603,24 +604,75 @@ def check_context_units(function: Callable[[Sequence[Message]], Any]) -> CheckRe
     )
 
 
+ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
+    ("空历史", ()),
+    ("一条 user", (UserMessage("hi"),)),
+    ("本章的那张图", tuple(chapter_picture())),
+    ("中文和 emoji 各算一个字符", (UserMessage("中文😀"),)),
+    ("一条错误结果", (ToolMessage("a", "boom", is_error=True),)),
+    ("内容里的换行和引号按转义后的字符数算", (UserMessage('一行\n"二"'),)),
+)
+"""(case name, messages) for `check_estimate_context_chars`."""
+
+
+def separator_range(count: int) -> range:
+    """What "再加分隔开销" may add for `count` messages, on the chapter's readings: one
+    separator between messages (count - 1), one after each (count: the package's newline), or
+    the brackets and commas of `JSON.stringify(messages)` (count + 1); at most count + 2."""
+    return range(max(count - 1, 0), count + 3)
+
+
+def _separator_note(count: int, overhead: int) -> str:
+    if overhead == count:
+        return "每条消息一个（和本包相同：JSONL 每行末尾的换行）"
+    if overhead == count - 1:
+        return "消息之间各一个（像 join 的分隔符）"
+    if overhead == count + 1:
+        return "像 JSON.stringify(messages) 那样：逗号加一对方括号"
+    return f"{overhead} 个字符"
+
+
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
-    """Check a reader's `estimate_context_chars(messages)`: the characters of the JSONL lines."""
-    cases: list[tuple[str, tuple[Any, ...]]] = [
-        ("空历史", ([],)),
-        ("一条 user", ([UserMessage("hi")],)),
-        ("本章的那张图", (chapter_picture(),)),
-        ("中文和 emoji 各算一个字符", ([UserMessage("中文😀")],)),
-        ("一条错误结果", ([ToolMessage("a", "boom", is_error=True)],)),
-        ("内容里的换行和引号按转义后的字符数算", ([UserMessage('一行\n"二"')],)),
-    ]
-    return run_cases(
-        "estimate_context_chars",
-        function,
-        _estimate_context_chars,
-        cases,
-        _same_text,
-        _message_expectation,
-    )
+    """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
+    each message (compact, non-ASCII as written), plus a separator overhead.
+
+    The chapter says only "再加分隔开销", so any of its readings passes (`separator_range`:
+    between messages, after each, or an array's brackets and commas); the report's note says
+    which one the reader chose on the chapter's picture, beside the package's (one newline per
+    message, so the estimate is the session file's length). Bytes, ASCII escapes, spaces after
+    `:` and `,`, no separator at all, or a float still fail.
+    """
+    w = words()
+    results, notes = [], []
+    for name, messages in ESTIMATE_CASES:
+        history = list(messages)
+        expected = outcome_of(_estimate_context_chars, history)
+        got = outcome_of(function, history)
+        count = len(history)
+        lines = expected[1] - count  # the JSON.stringify lengths alone
+        allowed = separator_range(count)
+        value = got[1]
+        fits = (
+            got[0] == "value"
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+            and value - lines in allowed
+        )
+        detail = ""
+        if not fits:
+            should = (
+                f"应当返回各条 JSON 的长度之和 {lines}，再加分隔开销 "
+                f"{allowed.start} 到 {allowed.stop - 1}（整数 {lines + allowed.start} 到 "
+                f"{lines + allowed.stop - 1}）"
+            )
+            detail = w.should_but(should, _but(got))
+        elif count > 1:
+            notes.append(
+                f"{name}（{count} 条消息）：你的分隔开销是{_separator_note(count, value - lines)}；"
+                f"本包是每条一个换行，估算值正好等于会话文件的字符数"
+            )
+        results.append(CheckResult(name, fits, detail))
+    return CheckReport("estimate_context_chars", tuple(results), tuple(notes))
 
 
 def check_trim_context(function: Callable[[Sequence[Message], int], Any]) -> CheckReport:
@@ -738,17 +790,28 @@ def _run_messages(*stages: demo06.Stage) -> list[list[Message]]:
 def reference_record(
     messages: list[Message], session_path: PathLike | None, message: Message
 ) -> None:
-    """`run_agent`'s `record()` with its state passed in: disk (with a path), then memory,
-    so a refused write leaves the two equal (the chapter pushes first)."""
+    """The chapter's `record()` with its state passed in: `messages.push`, then
+    `appendSession` when there is a session path."""
+    messages.append(message)
     if session_path is not None:
         append_session(session_path, message)
-    messages.append(message)
+
+
+RECORD_FAILURE_CASE = "写盘失败时把错误抛出去，不吞掉"
+RECORD_CHAPTER_ORDER_NOTE = (
+    "你的 record 先进内存、再写磁盘（本章的顺序）：写盘被拒绝时，内存比磁盘多一条。"
+    "本章这样做有什么隐患？本包先写磁盘，见 07a_beyond_the_chapter.ipynb#disk-first"
+)
 
 
 def check_record(record: Record) -> CheckReport:
     """Replay every `record()` call of 06's runs through the reader's `record(messages,
     session_path, message)`, as `run_agent`'s loop makes them, and compare memory and disk
-    after each call with what `run_agent` itself leaves."""
+    after each call with what `run_agent` itself leaves.
+
+    A refused write must raise; either order passes (the chapter's push-then-append and the
+    package's disk-first), and the chapter's order earns a note with the question it raises.
+    """
     w = words()
     first, restarted = _run_messages(demo06.FIRST_RUN, demo06.RESTART)
     with tempfile.TemporaryDirectory() as name:
@@ -758,8 +821,10 @@ def check_record(record: Record) -> CheckReport:
             _replay_restart(record, folder / "b.jsonl", first, restarted),
         ]
         results.append(_replay(w.record_case_without_path, record, [], None, first))
-        results.append(_record_failure(record, folder / "missing" / "session.jsonl"))
-    return CheckReport("record", tuple(results))
+        failure, memory_ahead = _record_failure(record, folder / "missing" / "session.jsonl")
+        results.append(failure)
+    notes = (RECORD_CHAPTER_ORDER_NOTE,) if memory_ahead else ()
+    return CheckReport("record", tuple(results), notes)
 
 
 def _replay(
@@ -793,15 +858,19 @@ def _replay_restart(
     return _replay(words().record_case_restart, record, load_session(path), path, restarted)
 
 
-def _record_failure(record: Record, path: Path) -> CheckResult:
+def _record_failure(record: Record, path: Path) -> tuple[CheckResult, bool]:
+    """A write the disk refuses: the error must reach the caller, and memory may hold the
+    message (the chapter's order) or not (disk first), nothing else. Also: is memory ahead?"""
     w = words()
     memory: list[Message] = []
-    kind, _ = outcome_of(record, memory, path, UserMessage(demo06.FIRST_RUN.prompt))
+    message = UserMessage(demo06.FIRST_RUN.prompt)
+    kind, _ = outcome_of(record, memory, path, message)
     if kind != "error":
-        return CheckResult(w.record_case_failure, False, w.record_swallowed)
-    return CheckResult(
-        w.record_case_failure, not memory, "" if not memory else w.record_memory_ahead
-    )
+        return CheckResult(RECORD_FAILURE_CASE, False, w.record_swallowed), False
+    if memory not in ([], [message]):
+        detail = w.record_differs(1, label(message), w.memory, [label(message)], _tags(memory))
+        return CheckResult(RECORD_FAILURE_CASE, False, detail), False
+    return CheckResult(RECORD_FAILURE_CASE, True), bool(memory)
 
 
 def _disk(path: Path | None) -> list[Message] | None:
