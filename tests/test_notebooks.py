@@ -31,12 +31,10 @@ SMALLEST = "context budget cannot contain the smallest consistent message unit"
 # A teaching scenario each notebook must show in a stored output (errors: as show_error shows them).
 SCENARIOS = {
     "01": ["SessionFormatError: invalid session record at line 3", "TypeError: "],
-    "02": ["SessionFormatError: invalid session JSON at line 1"],
     "03": [
         "SessionFormatError: invalid session JSON at line 2",
         "SessionFormatError: invalid session record at line 2",
         "IsADirectoryError: [Errno 21]",
-        "PermissionError: [Errno 13] Permission denied",
     ],
     "05": [f"ContextBudgetError: {SMALLEST}", "ContextBudgetError: context budget cannot be empty"],
     "06": [
@@ -48,6 +46,14 @@ SCENARIOS = {
         "SessionFormatError: invalid session JSON at line 2",
         "SessionFormatError: invalid session record at line 2",
         f"ContextBudgetError: {SMALLEST}",
+    ],
+    # the appendix: two records glued by the chapter's appendFile, a real permission denied
+    # (03's cells that needed root moved here), the refused append, the closed calls
+    "07a": [
+        "SessionFormatError: invalid session JSON at line 1",
+        "PermissionError: [Errno 13] Permission denied",
+        "SessionFormatError: invalid session JSON at line 2",
+        "interrupted: no result was recorded",
     ],
 }
 # The notebooks of the instructor's 45-minute path carry slide metadata (RISE).
