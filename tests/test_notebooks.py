@@ -359,6 +359,19 @@ def test_the_notebook_ends_with_a_summary_and_exercises(path: Path) -> None:
     assert "90_solutions.ipynb" in exercises, "the hints are in 90"
 
 
+def test_every_notebook_with_exercises_has_its_hints_in_90() -> None:
+    (solutions,) = notebooks_named(("90",))
+    headings = "\n".join(
+        line
+        for cell in load(solutions)["cells"]
+        if cell["cell_type"] == "markdown"
+        for line in "".join(cell["source"]).splitlines()
+        if line.startswith("### ")
+    )
+    for prefix in ENDS_WITH_EXERCISES:
+        assert f"### {prefix} " in headings, f"no hints for {prefix}'s 练习 in 90"
+
+
 # Run each cell twice: an instructor re-runs cells all the time
 
 
