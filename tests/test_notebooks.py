@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -328,6 +329,69 @@ def test_the_chapter_path_shows_no_kit_machinery() -> None:
     assert set(REWRITTEN) <= set(CHAPTER_PATH) | {"00"}
     for path in notebooks_named(tuple(p for p in REWRITTEN if p in CHAPTER_PATH)):
         assert kit_machinery_on_show(load(path)) == [], path.name
+
+
+# The appendix: one anchor per thing the kit does beyond the chapter, linked from 01-07
+
+APPENDIX = "07a_beyond_the_chapter.ipynb"
+APPENDIX_ANCHORS = (
+    "lock",
+    "newline-guard",
+    "fsync",
+    "json-stringify",
+    "line-numbers",
+    "disk-first",
+    "tool-call-keys",
+    "linear",
+    "budget-types",
+    "live",
+    "differences",
+)
+
+
+def appendix_anchors() -> list[str]:
+    """The anchors of 07a, each right above its section's `##` heading."""
+    found = []
+    for cell in load(ROOT / "notebooks" / APPENDIX)["cells"]:
+        source = "".join(cell["source"])
+        found += re.findall(r'^<a id="([\w-]+)"></a>\n## ', source, re.M)
+    return found
+
+
+def test_the_appendix_has_every_anchor_in_order() -> None:
+    assert appendix_anchors() == list(APPENDIX_ANCHORS)
+
+
+def test_every_link_into_the_appendix_finds_its_anchor() -> None:
+    pages = [*NOTEBOOKS, ROOT / "notebooks" / "cheatsheet.md"]
+    anchors = set(appendix_anchors())
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for anchor in re.findall(re.escape(APPENDIX) + r"#([\w-]+)", text):
+            assert anchor in anchors, f"{page.name} links {APPENDIX}#{anchor}"
+
+
+# The chapter is the book's text, not part of the kit: quotes are checked where it is present.
+CHAPTER_TEXT = Path(os.environ.get("CHAPTER_34_TEXT", "/work/shared/seed/chapter-34-session.txt"))
+
+
+def test_the_appendix_quotes_the_chapter_in_every_section() -> None:
+    chapter_text = CHAPTER_TEXT.read_text(encoding="utf-8") if CHAPTER_TEXT.exists() else None
+    sections = "\n".join(
+        "".join(cell["source"])
+        for cell in load(ROOT / "notebooks" / APPENDIX)["cells"]
+        if cell["cell_type"] == "markdown"
+    ).split('<a id="')[1:]
+    for section in sections:
+        name = section.split('"', 1)[0]
+        if name != "differences":
+            assert "**本章的原话**：" in section, name
+            assert "| 本章 | 本包 |" in section, f"{name}: its row of the difference table"
+            said = section.split("**本章的原话**：", 1)[1].split("\n", 1)[0]
+            quotes = re.findall(r"“([^”]+)”", said)
+            assert quotes, f"{name}: the chapter's words, in quotation marks"
+            for quote in quotes if chapter_text is not None else []:
+                assert quote in chapter_text, f"{name}: {quote}"
 
 
 # Every section ends as d2l's do: 小结, then 练习
