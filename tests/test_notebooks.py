@@ -415,7 +415,7 @@ def test_the_notebook_ends_with_a_summary_and_exercises(path: Path) -> None:
         number
         for number, cell in enumerate(cells)
         if cell["cell_type"] == "markdown"
-        and re.search(r"^## +练习", "".join(cell["source"]), re.M)
+        and re.search(r"^## +练习\s*$", "".join(cell["source"]), re.M)
     ]
     exercises = "".join(
         "".join(cell["source"]) for cell in cells[at:] if cell["cell_type"] == "markdown"
