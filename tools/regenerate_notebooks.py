@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook")
     args = parser.parse_args(argv)
-    paths = args.notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07a too
     # the kernel imports the package from this checkout, as `make lab` does
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
