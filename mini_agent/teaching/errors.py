@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
+
+from ..visible import visible_html, visible_text
 
 
 class NoErrorRaised(AssertionError):
@@ -29,7 +30,8 @@ class ShownError:
 
     @property
     def message(self) -> str:
-        return str(self.error)
+        """The error's message, hidden characters escaped (it may quote a file or a model)."""
+        return visible_text(str(self.error))
 
     def __repr__(self) -> str:
         return f"{self.name}: {self.message}" if self.message else self.name
@@ -37,7 +39,7 @@ class ShownError:
     def _repr_html_(self) -> str:
         return (
             "<pre style='color:#b00020;font-weight:bold;white-space:pre-wrap;text-align:left'>"
-            f"{escape(repr(self))}</pre>"
+            f"{visible_html(repr(self))}</pre>"
         )
 
 
