@@ -26,6 +26,7 @@ from mini_agent.messages import Message
 from mini_agent.model_client import ScriptedClient
 from mini_agent.session import SessionFormatError, load_session
 from mini_agent.teaching.errors import show_error
+from mini_agent.teaching.exercises import CheckReport, CheckResult, outcome_of, shown
 from mini_agent.teaching.source import show_source
 from mini_agent.teaching.views import (
     FileView,
@@ -136,6 +137,8 @@ def views(messages: list[Message], tmp_path: Path) -> Iterator[tuple[str, View]]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(BAD_ROLE_LINE + "\n", encoding="utf-8")
     yield "error", show_error(lambda: load_session(bad), SessionFormatError)
+    outcome = outcome_of(lambda: load_session(bad))  # a reader's function, failing
+    yield "report", CheckReport("t", (CheckResult("c", False, shown(outcome)),), (PAYLOAD,))
     yield "source", show_source(hostile_session, (f"chapter{RLO}", f"code {PAYLOAD}\n\tnext"))
 
 
@@ -293,8 +296,8 @@ ESCAPE_CUT = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3}|U[0-9a-f]{0,7}|)…")  
 @pytest.mark.parametrize("limit", range(1, 40))
 def test_no_cut_splits_an_escape(limit: int) -> None:
     text = f"ab{ESC_TITLE}{RLO}\x00\U000e0001{SURROGATE}\u2028" * 3
-    for shown in (visible_line(text, limit), shorten(text, limit)):
-        assert len(shown) <= limit and not ESCAPE_CUT.search(shown), shown
+    for cut in (visible_line(text, limit), shorten(text, limit)):
+        assert len(cut) <= limit and not ESCAPE_CUT.search(cut), cut
     # inside a JSON string: what is kept must still decode, so no escape was cut
     body = ('\\u0000\\u001b\\"x\\\\' + f"{RLO}\u2028\U000e0001") * 3
     shown = visible_json(body, limit)
