@@ -27,6 +27,7 @@ _BLANK = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164
 _RESERVED = ((0x2065, 0x2065), (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF))
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
+_BLANK_ANY = re.compile(f"[{''.join(sorted(_BLANK))}]")
 _OTHER = re.compile(r"[^\x20-\x7e]")  # all but printable ASCII, which is shown as it is
 _OTHER_IN_TEXT = re.compile(r"[^\x20-\x7e\n\t]")  # the same, but lines and tabs kept
 _JSON_PIECE = re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.DOTALL)  # JSON's escapes, whole
@@ -39,6 +40,13 @@ def is_hidden(char: str) -> bool:
         return True
     code = ord(char)
     return any(low <= code <= high for low, high in _RESERVED)
+
+
+def _plain(text: str) -> bool:
+    """No hidden character in `text`, decided in C: `isprintable` is false for every category
+    above (and for spaces other than U+0020, which are shown anyway: a false alarm is only
+    the slow path), so only the blank letters remain to look for."""
+    return text.isprintable() and _BLANK_ANY.search(text) is None
 
 
 def _escape(char: str) -> str:
@@ -86,7 +94,7 @@ def _fit(pieces: Iterable[str], limit: int) -> str:
 
 def visible(text: str) -> str:
     """`text` on one line, whole: every hidden character escaped (a newline too)."""
-    return _OTHER.sub(_shown_match, text)
+    return text if _plain(text) else _OTHER.sub(_shown_match, text)
 
 
 def visible_text(text: str) -> str:
@@ -105,6 +113,9 @@ def visible_line(text: str, limit: int = 90) -> str:
     separators escaped (`\\t`, `\\x01`, `\\ufeff`, `\\u202e`), everything else (quotes,
     backslashes, Chinese) exactly as in the file, and `…` where it was cut — never inside
     an escape."""
+    head = text[: limit + 1]
+    if _plain(head):  # one piece per character: a plain cut
+        return head if len(head) <= limit else head[: limit - 1] + "…"
     return _fit(map(_shown, text), limit)
 
 
@@ -119,5 +130,10 @@ def visible_json(text: str, limit: int | None = None) -> str:
     screen would hide escaped the JSON way (U+2028 as `\\u2028`, U+202E as `\\u202e`), in at
     most `limit` characters: cut between characters, never inside an escape (`…\\u0000`,
     never `…\\u000`)."""
+    if limit is None or len(text) <= limit:
+        if _plain(text):  # nothing to escape, nothing to cut
+            return text
+    elif _plain(head := text[: limit + 1]) and "\\" not in head:  # one piece per character
+        return head[: limit - 1] + "…"
     pieces = _json_pieces(text)
     return "".join(pieces) if limit is None else _fit(pieces, limit)

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage, append_session
 from mini_agent.messages import Message
@@ -316,3 +318,61 @@ def test_a_tool_call_preview_never_cuts_an_escape() -> None:
 def test_a_tool_call_preview_shows_rlo_escaped() -> None:
     message = AssistantMessage("", (ToolCall("a", "n", {"file": f"{RLO}gnp.exe"}),))
     assert '{"file":"\\u202egnp.exe"}' in repr(SessionView([message]))
+
+
+# --- the quick paths agree with the character-by-character rule ----------------------------
+
+ALPHABET = st.sampled_from(
+    list('ab "\\{}:,u0中文😀\u3000\u00a0\ufe0f')
+    + list(f"{ESC_TITLE}{RLO}{HIDDEN}{SURROGATE}\n\t\r\x00\x85\u00ad\u115f\u2065\U000e0001")
+)
+
+
+def oracle_piece(char: str) -> str:
+    """The rule, written out again: escape what the Unicode database calls invisible."""
+    hidden = (
+        unicodedata.category(char) in RAW_CATEGORIES
+        or char in "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0"
+        or ord(char) in (0x2065, *range(0xFFF0, 0xFFF9), *range(0xE0000, 0xE1000))
+    )
+    if not hidden:
+        return char
+    named = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+    code = ord(char)
+    if char in named:
+        return named[char]
+    return f"\\x{code:02x}" if code < 0x100 else (
+        f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    )  # fmt: skip
+
+
+def oracle_fit(pieces: list[str], limit: int) -> str:
+    if sum(map(len, pieces)) <= limit:
+        return "".join(pieces)
+    kept: list[str] = []
+    for piece in pieces:
+        if sum(map(len, kept)) + len(piece) > limit - 1:
+            break
+        kept.append(piece)
+    return "".join(kept) + "…"
+
+
+@given(st.text(ALPHABET, max_size=40), st.integers(1, 30))
+def test_visible_line_and_visible_agree_with_the_rule(text: str, limit: int) -> None:
+    pieces = [oracle_piece(char) for char in text]
+    assert visible(text) == "".join(pieces)
+    assert visible_line(text, limit) == oracle_fit(pieces, limit)
+
+
+@given(st.text(ALPHABET, max_size=30), st.integers(1, 40))
+def test_visible_json_agrees_with_the_rule(text: str, limit: int) -> None:
+    body = json.dumps(text, ensure_ascii=False)[1:-1]
+    pieces = re.findall(r"\\u[0-9a-fA-F]{4}|\\.|.", body, re.DOTALL)
+    expected = [
+        piece
+        if len(piece) > 1 or oracle_piece(piece) == piece
+        else json.dumps(piece)[1:-1]  # ensure_ascii: JSON's own \uXXXX, pairs beyond U+FFFF
+        for piece in pieces
+    ]
+    assert visible_json(body) == "".join(expected)
+    assert visible_json(body, limit) == oracle_fit(expected, limit)
