@@ -523,7 +523,8 @@ print(" ".join(sorted(m for m in sys.modules if m.startswith(("mini_agent.teachi
     ("args", "imported"),
     [(["check", "s.jsonl"], ""), (["repair", "s.jsonl"], ""), (["--help"], ""),
      (["show", "s.jsonl"], "mini_agent.teaching.views"),
-     (["demo", "--help"], "mini_agent.teaching.demo"), (["chat", "--help"], "mini_agent.live.chat")],
+     (["demo", "--help"], "mini_agent.teaching.demo"),
+     (["chat", "--help"], "mini_agent.live.chat")],
     ids=["check", "repair", "help", "show", "demo", "chat"],
 )  # fmt: skip
 def test_a_command_imports_only_what_it_runs(session: Path, args: list[str], imported: str) -> None:

@@ -59,7 +59,8 @@ def _message_html(message: Message) -> str:
     )
     return (
         f'<span style="color:{_role_colour(message)};font-weight:600">'
-        f"{visible_html(label(message))}</span>{error} <code>{visible_html(_detail(message))}</code>"
+        f"{visible_html(label(message))}</span>{error} "
+        f"<code>{visible_html(_detail(message))}</code>"
     )
 
 
@@ -108,7 +109,8 @@ def _unit_html(unit: Sequence[Message], note: str, kept: bool | None = None) -> 
     items = "".join(f"<div>{_message_html(message)}</div>" for message in unit)
     return (
         f'<div style="{style}">'
-        f'<div style="font-size:smaller;color:{colours.muted}">{visible_html(note)}</div>{items}</div>'
+        f'<div style="font-size:smaller;color:{colours.muted}">{visible_html(note)}</div>'
+        f"{items}</div>"
     )
 
 
@@ -573,7 +575,8 @@ class SideBySide:
 
     def _repr_html_(self) -> str:
         columns = "".join(
-            f"<div style='flex:1;min-width:0;overflow-x:auto'><h4>{visible_html(visible(title))}</h4>"
+            f"<div style='flex:1;min-width:0;overflow-x:auto'>"
+            f"<h4>{visible_html(visible(title))}</h4>"
             f"{_html_of(value)}</div>"
             for title, value in self.panels
         )
