@@ -1,7 +1,5 @@
 """`python -m mini_agent …`: see `mini_agent.cli`."""
 
-import sys
+from .cli import program
 
-from .cli import main
-
-sys.exit(main())
+program()

@@ -1,34 +1,32 @@
 """`python -m mini_agent` (or `mini-agent`): look at, trim, demo and repair session files.
 
 Plain argparse: each subcommand is a parser with its arguments and a `run(args) -> int`
-(`demo` and `chat` bring their own `add_arguments` and `run`). A command returns its exit
-code, or raises: `main` turns a `SessionFormatError`, a `ContextBudgetError` or an `OSError`
-into exit 1 with a message on stderr, never a traceback.
+(`demo` and `chat` bring their own `add_arguments` and `run`, imported only when chosen). A
+command returns its exit code, or raises: `main` turns a `SessionFormatError`, a
+`ContextBudgetError` or an `OSError` into exit 1 with a message on stderr, never a traceback.
+Every line it prints goes through `visible`: a file's or a model's text, and a path, can hold
+ESC or U+202E, and a terminal would act on them.
 """
 
 from __future__ import annotations
 
 import argparse
 import codecs
+import importlib
 import io
 import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import ModuleType
-from typing import BinaryIO
+from typing import Any, BinaryIO, NoReturn, TextIO
 
 from . import durable
 from .arguments import positive_int
 from .context import ContextBudgetError, estimate_context_chars
-from .live import chat
 from .messages import Message
 from .repair import CHUNK, RepairRefusedError, repair_session, why_not_torn
 from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
-from .teaching import demo
-from .teaching.text import english
-from .teaching.views import SessionView, TrimView, UnitsView
-from .visible import visible_line
+from .visible import visible, visible_line, visible_text
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
 EXIT_CODES = """\
@@ -38,6 +36,24 @@ exit status:
      or an OS error (missing file, permission, a directory …), told in one line on stderr
   2  usage error (unknown option, bad argument)"""
 EXCERPT_CHARS = 72
+# Subcommands whose code lives elsewhere (`demo` in the notebooks' apparatus, `chat` in the
+# live client): imported only when chosen, so their help line is written here, equal to the
+# first line of the module's docstring (a test checks).
+ELSEWHERE = {
+    "demo": (
+        "mini_agent.teaching.demo",
+        "run a scripted multi-tool conversation on a session file; run it again to resume",
+    ),
+    "chat": (
+        "mini_agent.live.chat",
+        "talk to a live OpenAI-compatible model: the chapter's loop, assembled by hand",
+    ),
+}
+
+
+def say(text: str, file: TextIO | None = None) -> None:
+    """Print `text` (lines kept, every other hidden character escaped): the CLI's one print."""
+    print(visible_text(text), file=sys.stdout if file is None else file)
 
 
 # --- loading, with what an editor or CI needs to point at a bad line -----------------------
@@ -55,7 +71,8 @@ def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") ->
     Reads the file again only to quote it, a chunk at a time: memory stays bounded however
     long the line. A file that has gone or shrunk meanwhile is not quoted.
     """
-    lines = [f"{err.path}:{err.line}: {err}"]
+    path = visible(str(err.path))
+    lines = [f"{path}:{err.line}: {visible(str(err))}"]
     try:
         with open(err.path, "rb") as file:
             start = _line_start(file, err.line)
@@ -67,7 +84,7 @@ def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") ->
             if torn and not line.terminated:
                 lines.append(
                     "  the last line is incomplete (an interrupted write?): "
-                    f"`{prog} repair {err.path}` moves it to a backup file"
+                    f"`{prog} repair {path}` moves it to a backup file"
                 )
     except OSError:
         pass
@@ -148,7 +165,7 @@ def run_check(args: argparse.Namespace) -> int:
     roles = Counter(message.role for message in messages)
     counts = ", ".join(f"{roles[role]} {role}" for role in ("user", "assistant", "tool"))
     chars = estimate_context_chars(messages)
-    print(f"{args.file}: {len(messages)} messages ({counts}), {chars} chars")
+    say(f"{visible(args.file)}: {len(messages)} messages ({counts}), {chars} chars")
     return EXIT_OK
 
 
@@ -160,8 +177,12 @@ def _show_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from .teaching.text import english
+    from .teaching.views import SessionView, UnitsView
+
     messages = read_session(args.file)
-    print(repr(UnitsView.of(messages) if args.units else SessionView(messages)))
+    with english():  # the views speak Chinese in notebooks
+        say(repr(UnitsView.of(messages) if args.units else SessionView(messages)))
     return EXIT_OK
 
 
@@ -173,10 +194,14 @@ def _trim_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_trim(args: argparse.Namespace) -> int:
+    from .teaching.text import english
+    from .teaching.views import TrimView
+
     view = TrimView(read_session(args.file), args.max_chars)
-    print(repr(view))
+    with english():
+        say(repr(view))
     if view.error is not None:
-        print(f"{args.file}: {view.error}", file=sys.stderr)
+        say(f"{visible(args.file)}: {visible(view.error)}", sys.stderr)
         return EXIT_PROBLEM
     return EXIT_OK
 
@@ -185,29 +210,61 @@ def run_repair(args: argparse.Namespace) -> int:
     try:
         report = repair_session(args.file)
     except RepairRefusedError as err:
-        print(format_error(err, args.prog), file=sys.stderr)
-        print(f"{args.file}: repair refused, file left untouched: {err.reason}", file=sys.stderr)
+        say(format_error(err, args.prog), sys.stderr)
+        reason = visible(err.reason)
+        say(f"{visible(args.file)}: repair refused, file left untouched: {reason}", sys.stderr)
         return EXIT_PROBLEM
-    print(report.summary())
+    say(visible(report.summary()))
     return EXIT_OK
 
 
 # --- the program ----------------------------------------------------------------------------
 
 
+class CommandParser(argparse.ArgumentParser):
+    """argparse's parser, with two differences: a usage error quotes the command line through
+    `visible` and exits `EXIT_USAGE`; and a subcommand whose code lives elsewhere (`elsewhere`,
+    a module with `add_arguments` and `run`) imports it only when it is chosen."""
+
+    elsewhere: str | None = None
+    _loaded = False
+
+    def _load(self) -> None:
+        if self.elsewhere is not None and not self._loaded:
+            module = importlib.import_module(self.elsewhere)
+            module.add_arguments(self)
+            self.description = (module.__doc__ or "").strip()
+            self.set_defaults(run=module.run)
+            self._loaded = True
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._load()  # argparse hands a chosen subcommand its arguments through this method
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._load()
+        return super().format_help()
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {visible(message)}\n")
+
+
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=prog or _program_name(),
         description="Chapter 34's session files (JSONL), from the command line.\n"
         "`COMMAND --help` tells more about each command.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=CommandParser
+    )
 
     def command(
-        name: str, run: Callable[[argparse.Namespace], int], help: str, description: str
-    ) -> argparse.ArgumentParser:
+        name: str, run: Callable[[argparse.Namespace], int] | None, help: str, description: str
+    ) -> CommandParser:
         sub = subparsers.add_parser(
             name,
             help=help,
@@ -217,6 +274,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         )
         sub.set_defaults(run=run, prog=parser.prog)
         return sub
+
+    def elsewhere(name: str) -> None:
+        module, help = ELSEWHERE[name]
+        command(name, None, help, help).elsewhere = module
 
     _file_argument(
         command(
@@ -246,8 +307,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
             "the characters used, or the chapter's budget error (exit 1).",
         )
     )
-    demo.add_arguments(command("demo", demo.run, *_described_by(demo)))
-    chat.add_arguments(command("chat", chat.run, *_described_by(chat)))
+    elsewhere("demo")
+    elsewhere("chat")
     _file_argument(
         command(
             "repair",
@@ -264,46 +325,46 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _described_by(module: ModuleType) -> tuple[str, str]:
-    """A module's help line and description: its docstring's first line, and all of it."""
-    doc = (module.__doc__ or "").strip()
-    return doc.splitlines()[0], doc
-
-
 def _program_name() -> str:
     name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     return name if name == "mini-agent" else "python -m mini_agent"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand; return its exit code (argparse exits 2 itself on a usage error)."""
-    for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors="backslashreplace")  # never crash on a terminal's charset
+    """Run one subcommand; return its exit code (the parser exits `EXIT_USAGE` itself on a
+    usage error). Touches no global state: a library may call it."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with english():  # the views `show` and `trim` print speak Chinese in notebooks
-            code: int = args.run(args)
+        code: int = args.run(args)
     except SessionFormatError as err:
-        print(format_error(err, parser.prog), file=sys.stderr)
+        say(format_error(err, parser.prog), sys.stderr)
         return EXIT_PROBLEM
     except ContextBudgetError as err:
-        print(f"{parser.prog}: {err}", file=sys.stderr)
+        say(f"{parser.prog}: {visible(str(err))}", sys.stderr)
         return EXIT_PROBLEM
     except BrokenPipeError:
         _silence_stdout()  # the reader stopped reading (`| head`): not worth a message
         return EXIT_PROBLEM
     except OSError as err:
-        print(f"{parser.prog}: {_os_error(err)}", file=sys.stderr)
+        say(f"{parser.prog}: {_os_error(err)}", sys.stderr)
         return EXIT_PROBLEM
     return code
 
 
+def program() -> NoReturn:
+    """The process entry (`python -m mini_agent`, the `mini-agent` script): this process's
+    own streams never fail on a character its terminal's encoding lacks, then `main`."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    sys.exit(main())
+
+
 def _os_error(err: OSError) -> str:
     if err.filename is not None and err.strerror:
-        return f"{err.filename}: {err.strerror}"
-    return str(err)
+        return f"{visible(str(err.filename))}: {visible(err.strerror)}"
+    return visible(str(err))
 
 
 def _silence_stdout() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.metadata
+import io
+import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mini_agent import UserMessage, append_session, load_session
-from mini_agent.cli import build_parser, main
+from mini_agent.cli import ELSEWHERE, EXIT_USAGE, build_parser, main
 from mini_agent.live import chat
 from mini_agent.messages import record_line
 from mini_agent.teaching import demo
@@ -82,13 +84,13 @@ def test_every_command_has_help_that_documents_the_exit_codes(
 )  # fmt: skip
 def test_usage_errors_exit_2(session: Path, args: list[str]) -> None:
     run = cli(*args, cwd=session.parent)
-    assert run.code == 2 and run.out == ""
+    assert run.code == EXIT_USAGE == 2 and run.out == ""
     assert "usage: python -m mini_agent" in run.err and "Traceback" not in run.err
 
 
 def test_the_console_script_is_declared_and_runs(tmp_path: Path) -> None:
-    (entry,) = importlib.metadata.entry_points(group="console_scripts", name="mini-agent")
-    assert entry.value == "mini_agent.cli:main"
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^mini-agent = "mini_agent\.cli:program"$', pyproject, re.MULTILINE)
     script = Path(sys.executable).parent / "mini-agent"
     done = subprocess.run([script, "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("usage: mini-agent ")
@@ -501,3 +503,62 @@ def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(
               "--model", "m", "--timeout", timeout, cwd=tmp_path)  # fmt: skip
     assert run.code == 2 and "argument --timeout:" in run.err
     assert not (tmp_path / "s.jsonl").exists()
+
+
+# --- what the CLI imports, and whose streams it touches ----------------------------------------
+
+IMPORTED = """
+import sys
+from mini_agent.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(" ".join(sorted(m for m in sys.modules if m.startswith(("mini_agent.teaching",
+                                                              "mini_agent.live")))))
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "imported"),
+    [(["check", "s.jsonl"], ""), (["repair", "s.jsonl"], ""), (["--help"], ""),
+     (["show", "s.jsonl"], "mini_agent.teaching.views"),
+     (["demo", "--help"], "mini_agent.teaching.demo"),
+     (["chat", "--help"], "mini_agent.live.chat")],
+    ids=["check", "repair", "help", "show", "demo", "chat"],
+)  # fmt: skip
+def test_a_command_imports_only_what_it_runs(session: Path, args: list[str], imported: str) -> None:
+    done = subprocess.run([sys.executable, "-c", IMPORTED, *args], cwd=session.parent,
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    modules = done.stdout.splitlines()[-1].split()
+    assert (imported in modules) if imported else modules == [], modules
+    assert "mini_agent.live.chat" not in modules or args[0] == "chat", modules
+    assert "mini_agent.teaching.demo" not in modules or args[0] == "demo", modules
+
+
+@pytest.mark.parametrize("name", sorted(ELSEWHERE))
+def test_the_help_line_of_a_command_elsewhere_is_its_docstrings_first_line(name: str) -> None:
+    module, help_line = ELSEWHERE[name]
+    doc = {"demo": demo.__doc__, "chat": chat.__doc__}[name] or ""
+    assert module == {"demo": demo.__name__, "chat": chat.__name__}[name]
+    assert doc.strip().splitlines()[0] == help_line
+
+
+def test_main_called_as_a_library_leaves_the_streams_alone(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["check", str(session)]) == 0
+    assert sys.stdout is out and out.errors == "strict"
+
+
+def test_the_program_never_fails_on_a_terminal_that_cannot_show_chinese(tmp_path: Path) -> None:
+    append_session(tmp_path / "s.jsonl", UserMessage("记忆"))
+    done = subprocess.run(
+        [sys.executable, "-m", "mini_agent", "show", "s.jsonl"],
+        cwd=tmp_path, capture_output=True, timeout=60,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stderr == b""
+    assert done.stdout.decode("ascii").splitlines()[1].endswith("user             \\u8bb0\\u5fc6")

@@ -28,9 +28,9 @@ class OnlyTheStandardLibrary(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, OnlyTheStandardLibrary())
 import mini_agent
 skipped = set(json.loads(sys.argv[1]))
-for module in pkgutil.iter_modules(mini_agent.__path__):
-    if module.name not in skipped and module.name != "__main__":
-        importlib.import_module("mini_agent." + module.name)
+for module in pkgutil.walk_packages(mini_agent.__path__, "mini_agent."):  # teaching, live too
+    if module.name.rsplit(".", 1)[-1] not in skipped | {"__main__"}:
+        importlib.import_module(module.name)
 from mini_agent.cli import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     code = None

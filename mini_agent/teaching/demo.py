@@ -23,6 +23,7 @@ from ..messages import AssistantMessage, Message, ToolCall, UserMessage
 from ..model_client import ScriptedClient
 from ..session import load_session
 from ..tools import Tool, as_object
+from ..visible import visible
 from .samples import file_reader
 from .text import ENGLISH, request_line
 from .views import shorten
@@ -112,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     before = load_session(path)
     script = script_for(before)
     client = DiskWatchingClient(ScriptedClient(script.turns), path)
-    print(f"{path}: {len(before)} messages on disk before this run")
+    shown = visible(str(path))  # a path is any bytes but `/` and NUL: ESC included
+    print(f"{shown}: {len(before)} messages on disk before this run")
     print(f"user: {shorten(script.prompt)}")
     try:
         result = run_agent(
@@ -124,12 +126,12 @@ def run(args: argparse.Namespace) -> int:
         )
     except ContextBudgetError as err:
         _print_requests(client.requests, args.max_chars)
-        print(f"{path}: {err} (budget {args.max_chars} chars)", file=sys.stderr)
+        print(f"{shown}: {visible(str(err))} (budget {args.max_chars} chars)", file=sys.stderr)
         return 1
     _print_requests(client.requests, args.max_chars)
     print(f"assistant: {shorten(result.final.content)}")
     after = result.messages  # what run_agent holds is what it wrote: no need to read it back
-    print(f"{path}: {len(after)} messages on disk, {estimate_context_chars(after)} chars")
+    print(f"{shown}: {len(after)} messages on disk, {estimate_context_chars(after)} chars")
     return 0
 
 

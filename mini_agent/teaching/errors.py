@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
+
+from ..visible import visible_html, visible_text
 
 from .glosses import gloss
 
@@ -32,7 +33,8 @@ class ShownError:
 
     @property
     def message(self) -> str:
-        return str(self.error)
+        """The error's message, hidden characters escaped (it may quote a file or a model)."""
+        return visible_text(str(self.error))
 
     @property
     def gloss(self) -> str | None:
@@ -46,7 +48,7 @@ class ShownError:
     def _repr_html_(self) -> str:
         return (
             "<pre style='color:#b00020;font-weight:bold;white-space:pre-wrap;text-align:left'>"
-            f"{escape(repr(self))}</pre>"
+            f"{visible_html(repr(self))}</pre>"
         )
 
 

@@ -32,7 +32,6 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, is_dataclass
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +57,7 @@ from ..session import (
     load_session,
     parse_session_message,
 )
-from ..visible import visible_line
+from ..visible import visible_html, visible_line, visible_text
 from . import chapter_session, demo06
 from .buggy import Record
 from .samples import chapter_picture
@@ -101,18 +100,18 @@ class CheckReport:
             rows.append(
                 f"  {mark} {result.name}" + ("" if result.passed else f" — {result.detail}")
             )
-        return "\n".join(rows)
+        return visible_text("\n".join(rows))
 
     def _repr_html_(self) -> str:
         colours = palette()
-        notes = "".join(f"<div>{escape(note)}</div>" for note in self.notes)
+        notes = "".join(f"<div>{visible_html(note)}</div>" for note in self.notes)
         items = "".join(
             f"<li style='color:{colours.tool if r.passed else colours.error}'>"
-            f"{'✔' if r.passed else '✘'} {PASS if r.passed else FAIL} {escape(r.name)}"
-            f"{'' if r.passed else ' — ' + escape(r.detail)}</li>"
+            f"{'✔' if r.passed else '✘'} {PASS if r.passed else FAIL} {visible_html(r.name)}"
+            f"{'' if r.passed else ' — ' + visible_html(r.detail)}</li>"
             for r in self.results
         )
-        return page(f"<p><b>{escape(self.summary())}</b></p>{notes}<ul>{items}</ul>")
+        return page(f"<p><b>{visible_html(self.summary())}</b></p>{notes}<ul>{items}</ul>")
 
 
 Outcome = tuple[str, Any]  # ("value", result) or ("error", "ExceptionType: message")

@@ -16,9 +16,10 @@ from ..messages import AssistantMessage, Message
 from ..model_client import ScriptedClient
 from ..session import SessionFormatError, append_session, parse_session_text
 from ..tools import Tool
+from ..visible import visible, visible_line
 from .text import request_line, words
 from .trace import ScanStep, units_text
-from .views import SessionView, visible_line
+from .views import SessionView
 from .watch import DiskWatchingClient, file_lines
 
 EDITOR_PATH = "<editor>"
@@ -39,7 +40,8 @@ class SessionCheck:
     def summary(self) -> str:
         if self.error is None:
             return repr(SessionView(self.messages))
-        return f"{self.error}\n{words().bad_line(self.error.line, visible_line(self.line_text))}"
+        bad_line = words().bad_line(self.error.line, visible_line(self.line_text))
+        return f"{visible(str(self.error))}\n{bad_line}"
 
 
 def check_session_text(text: str) -> SessionCheck:

@@ -15,7 +15,6 @@ library.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 from typing import Any
 
 import ipywidgets as widgets
@@ -23,6 +22,7 @@ import ipywidgets as widgets
 from ..context import estimate_context_chars
 from ..messages import AssistantMessage, Message, ToolCall
 from ..tools import Tool
+from ..visible import visible_html, visible_line
 from .explorer_logic import (
     RunFrame,
     check_session_text,
@@ -34,14 +34,14 @@ from .samples import file_reader, sample_session, sample_session_text
 from .style import CELL, NUMBER_CELL, page, palette
 from .text import words
 from .trace import ScanStep, label, scan_steps
-from .views import SessionView, TrimView, UnitsView, line_table, visible_line
+from .views import SessionView, TrimView, UnitsView, line_table
 
 _PRE = "white-space:pre-wrap;font-family:monospace;font-size:0.9em;margin:4px 0"
 
 
 def _pre(text: str, colour: str | None = None) -> str:
     colour = colour or palette().text
-    return f'<pre class="explorer-summary" style="{_PRE};color:{colour}">{escape(text)}</pre>'
+    return f'<pre class="explorer-summary" style="{_PRE};color:{colour}">{visible_html(text)}</pre>'
 
 
 class _Explorer:
@@ -188,17 +188,19 @@ class UnitScanStepper(_Explorer):
         w = words()
         rows = "".join(
             f"<tr style='{self._row_style(index)}'><td style='{NUMBER_CELL}'>{index}</td>"
-            f"<td style='{CELL}'>{escape(label(message))}</td></tr>"
+            f"<td style='{CELL}'>{visible_html(label(message))}</td></tr>"
             for index, message in enumerate(self.messages)
         )
         step = self.step
         units = UnitsView(step.units if step else [])._repr_html_()
-        head = f"<th style='{CELL}'>index</th><th style='{CELL}'>{escape(w.column_message)}</th>"
+        head = (
+            f"<th style='{CELL}'>index</th><th style='{CELL}'>{visible_html(w.column_message)}</th>"
+        )
         self.view.value = page(
             _pre(self.summary)
             + '<div style="display:flex;gap:16px;align-items:flex-start">'
             + f"<table><thead><tr>{head}</tr></thead>{rows}</table>"
-            + f"<div><b>{escape(w.units_heading)}</b>{units}</div></div>"
+            + f"<div><b>{visible_html(w.units_heading)}</b>{units}</div></div>"
         )
 
 
@@ -345,13 +347,15 @@ class RunStepper(_Explorer):
             lambda number: colours.kept if first is not None and number > first else None,
         )
         self.disk.value = page(
-            _pre(self.summary.splitlines()[0]) + f"<b>{escape(w.session_file)}</b>" + table
+            _pre(self.summary.splitlines()[0]) + f"<b>{visible_html(w.session_file)}</b>" + table
         )
         if frame.sent is None:
-            self.sent.value = page(f"<b>{escape(w.model_input)}</b><p>{escape(w.no_request)}</p>")
+            self.sent.value = page(
+                f"<b>{visible_html(w.model_input)}</b><p>{visible_html(w.no_request)}</p>"
+            )
         else:
             self.sent.value = page(
-                f"<b>{escape(w.model_input)}</b>" + SessionView(frame.sent)._repr_html_()
+                f"<b>{visible_html(w.model_input)}</b>" + SessionView(frame.sent)._repr_html_()
             )
 
 

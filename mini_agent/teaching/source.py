@@ -10,10 +10,10 @@ import inspect
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 from unicodedata import east_asian_width
 
+from ..visible import visible_html, visible_text
 from .chapter import Excerpt
 
 Panel = tuple[str, str]  # (title, code)
@@ -62,16 +62,18 @@ class SourceView:
     panels: tuple[Panel, ...]
 
     def __repr__(self) -> str:
-        return "\n\n".join(f"── {title} ──\n{code}" for title, code in self.panels)
+        return "\n\n".join(
+            f"── {visible_text(title)} ──\n{visible_text(code)}" for title, code in self.panels
+        )
 
     def _repr_html_(self) -> str:
         # a panel is never narrower than its longest line: side by side when both fit, else
         # one above the other, so that neither scrolls sideways
         columns = "".join(
             f"<div style='flex:1 1 0;min-width:min(100%,{columns_of(code) + 2}ch);text-align:left'>"
-            f"<div style='font-weight:bold;margin-bottom:0.3em'>{escape(title)}</div>"
+            f"<div style='font-weight:bold;margin-bottom:0.3em'>{visible_html(title)}</div>"
             "<pre style='margin:0;padding:0.5em;border:1px solid #888;white-space:pre;"
-            f"overflow-x:auto;text-align:left'>{escape(code)}</pre></div>"
+            f"overflow-x:auto;text-align:left'>{visible_html(code)}</pre></div>"
             for title, code in self.panels
         )
         return f"<div style='display:flex;gap:1em;flex-wrap:wrap;align-items:flex-start'>{columns}</div>"

@@ -18,6 +18,7 @@ from typing import Final
 
 from ..context import estimate_context_chars
 from ..messages import Message
+from ..visible import visible
 
 PASS: Final = "PASS"
 FAIL: Final = "FAIL"
@@ -109,12 +110,11 @@ class Words:
         return "不是工具结果，自成一个单元"
 
     def scan_orphan(self, wanted: str) -> str:
-        return f"往回找遍也没有 assistant 声明 id={wanted}，是孤立结果，自成一个单元"
+        return f"往回找遍也没有 assistant 声明 id={visible(wanted)}，是孤立结果，自成一个单元"
 
     def scan_found(self, wanted: str, found: int, start: int, end: int) -> str:
-        return (
-            f"往回找 id={wanted}，在 index={found} 找到 assistant，slice({start}, {end}) 是一个单元"
-        )
+        cut = f"slice({start}, {end}) 是一个单元"
+        return f"往回找 id={visible(wanted)}，在 index={found} 找到 assistant，{cut}"
 
     def scan_step(self, number: int, explain: str, units: str, next_index: int) -> str:
         return f"{self.step(number)}：{explain}\n    units = {units}；index -> {next_index}"

@@ -13,17 +13,19 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..messages import AssistantMessage, Message, ToolMessage
+from ..visible import visible
 from .text import words
 
 Units = tuple[tuple[Message, ...], ...]
 
 
 def label(message: Message) -> str:
-    """A short tag such as `assistant(a,b)`, `tool a!` (an error result) or `user`."""
+    """A short tag such as `assistant(a,b)`, `tool a!` (an error result) or `user`; the ids
+    come from a file or a model, so they are shown through `visible`."""
     if isinstance(message, AssistantMessage) and message.tool_calls:
-        return f"assistant({','.join(call.id for call in message.tool_calls)})"
+        return f"assistant({','.join(visible(call.id) for call in message.tool_calls)})"
     if isinstance(message, ToolMessage):
-        return f"tool {message.tool_call_id}{'!' if message.is_error else ''}"
+        return f"tool {visible(message.tool_call_id)}{'!' if message.is_error else ''}"
     return message.role
 
 

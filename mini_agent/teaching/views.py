@@ -13,13 +13,13 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from html import escape
 
 from ..context import ContextBudgetError, context_units, estimate_context_chars, trim_context
 from ..json_form import stringify
 from ..messages import AssistantMessage, Message, ToolMessage
 from ..model_client import ScriptedClient
 from ..session import PathLike, load_session
+from ..visible import visible, visible_html, visible_json, visible_text
 from ..visible import visible_line as visible_line  # one escaping for every excerpt
 from .style import CELL, NUMBER_CELL, box, page, palette
 from .text import UNSTATED, Budget, request_line, words
@@ -36,28 +36,17 @@ def _role_colour(message: Message) -> str:
 
 
 def shorten(text: str, limit: int = _MAX_TEXT) -> str:
-    """One line of at most `limit` characters, control characters made visible."""
-    escaped = stringify(text)[1:-1]  # JSON escapes show \n, \t, \u0000 …
-    if len(escaped) <= limit:
-        return escaped
-    kept, used = [], 0
-    for char in text:  # cut between characters, never inside an escape
-        piece = stringify(char)[1:-1]
-        if used + len(piece) > limit - 1:
-            break
-        kept.append(piece)
-        used += len(piece)
-    return "".join(kept) + "…"
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """One line of at most `limit` characters, as JSON escapes it (`\\n`, `\\u0000`), with
+    what JSON leaves raw but a screen hides escaped too (`\\u202e`); never cut in an escape."""
+    return visible_json(stringify(text)[1:-1], limit)
 
 
 def _detail(message: Message) -> str:
     if isinstance(message, AssistantMessage) and message.tool_calls:
-        calls = ", ".join(f"{call.id}:{call.name}({_clip(stringify(call.input), 30)})"
-                          for call in message.tool_calls)  # fmt: skip
+        calls = ", ".join(
+            f"{visible(call.id)}:{visible(call.name)}({visible_json(stringify(call.input), 30)})"
+            for call in message.tool_calls
+        )
         return f"{shorten(message.content, 30)!s} → {calls}"
     return shorten(message.content)
 
@@ -70,12 +59,13 @@ def _message_html(message: Message) -> str:
     )
     return (
         f'<span style="color:{_role_colour(message)};font-weight:600">'
-        f"{escape(label(message))}</span>{error} <code>{escape(_detail(message))}</code>"
+        f"{visible_html(label(message))}</span>{error} "
+        f"<code>{visible_html(_detail(message))}</code>"
     )
 
 
 def _head(*names: str) -> str:
-    cells = "".join(f"<th style='{CELL};white-space:nowrap'>{escape(n)}</th>" for n in names)
+    cells = "".join(f"<th style='{CELL};white-space:nowrap'>{visible_html(n)}</th>" for n in names)
     return f"<thead><tr>{cells}</tr></thead>"
 
 
@@ -105,7 +95,7 @@ class SessionView:
         )
         return page(
             f"<table>{_head(w.column_index, w.column_message, w.column_chars)}"
-            f"<tbody>{rows}</tbody></table><p>{escape(self.summary())}</p>"
+            f"<tbody>{rows}</tbody></table><p>{visible_html(self.summary())}</p>"
         )
 
 
@@ -119,7 +109,8 @@ def _unit_html(unit: Sequence[Message], note: str, kept: bool | None = None) -> 
     items = "".join(f"<div>{_message_html(message)}</div>" for message in unit)
     return (
         f'<div style="{style}">'
-        f'<div style="font-size:smaller;color:{colours.muted}">{escape(note)}</div>{items}</div>'
+        f'<div style="font-size:smaller;color:{colours.muted}">{visible_html(note)}</div>'
+        f"{items}</div>"
     )
 
 
@@ -148,7 +139,7 @@ class UnitsView:
             _unit_html(unit, w.unit_note(number, estimate_context_chars(unit)))
             for number, unit in enumerate(self.units, start=1)
         )
-        return page(f"{boxes}<p>{escape(w.units(len(self.units)))}</p>")
+        return page(f"{boxes}<p>{visible_html(w.units(len(self.units)))}</p>")
 
 
 @dataclass(frozen=True)
@@ -237,8 +228,8 @@ class TrimView:
             for number, unit, chars, is_kept in shown
         )
         note = f'<p style="color:{colours.muted};margin:2px 0">{{}}</p>'
-        boxes = (note.format(escape(before)) if before else "") + boxes
-        boxes += note.format(escape(after)) if after else ""
+        boxes = (note.format(visible_html(before)) if before else "") + boxes
+        boxes += note.format(visible_html(after)) if after else ""
         kept = self.kept
         used = estimate_context_chars(kept) if kept is not None else 0
         share = min(100, round(100 * used / self.max_chars))
@@ -248,7 +239,7 @@ class TrimView:
             f'height:8px;border-radius:4px"></div></div>'
         )
         colour = colours.error if kept is None else colours.text
-        return page(f'<p style="color:{colour}">{escape(self.summary())}</p>{bar}{boxes}')
+        return page(f'<p style="color:{colour}">{visible_html(self.summary())}</p>{bar}{boxes}')
 
 
 # --- notebooks 04 and 06: the reverse scan, and disk beside what the model was sent ---------
@@ -256,11 +247,11 @@ class TrimView:
 
 def _chip(index: int, message: Message, style: str) -> str:
     return (
-        f'<span title="{escape(_detail(message))}" '
+        f'<span title="{visible_html(_detail(message))}" '
         f'style="display:inline-block;{box()};margin-right:4px;{style}">'
         f'<span style="color:{palette().muted};font-size:smaller">{index}</span> '
         f'<span style="color:{_role_colour(message)};font-weight:600">'
-        f"{escape(label(message))}</span></span>"
+        f"{visible_html(label(message))}</span></span>"
     )
 
 
@@ -303,12 +294,12 @@ class ScanView:
             chips.append(_chip(index, message, style))
         units = " ".join(
             f'<span style="{box()};display:inline-block;background:{colours.kept}">'
-            f"{escape(unit_text(unit))}</span>"
+            f"{visible_html(unit_text(unit))}</span>"
             for unit in step.units
         )
         return page(
-            f"<div style='margin:6px 0'><b>{escape(words().step(step.number))}</b>："
-            f"{escape(step.explain())}<div>{''.join(chips)}</div>"
+            f"<div style='margin:6px 0'><b>{visible_html(words().step(step.number))}</b>："
+            f"{visible_html(step.explain())}<div>{''.join(chips)}</div>"
             f"<div>units = {units}；index → {step.next_index}</div></div>"
         )
 
@@ -420,11 +411,11 @@ class RunView:
             for index, message in enumerate(self.disk)
         )
         summary = "".join(
-            f"<div>{escape(line.strip())}</div>" for line in self.summary().splitlines()
+            f"<div>{visible_html(line.strip())}</div>" for line in self.summary().splitlines()
         )
         return page(
             f"{summary}<table>{head}<tbody>{body}</tbody></table>"
-            f"<p style='font-size:smaller'>{escape(w.run_legend)}</p>"
+            f"<p style='font-size:smaller'>{visible_html(w.run_legend)}</p>"
         )
 
 
@@ -438,7 +429,7 @@ def _display_width(text: str) -> int:
 
 
 def _cell_text(value: object) -> str:
-    return value if isinstance(value, str) else repr(value)
+    return visible(value if isinstance(value, str) else repr(value))
 
 
 _CODE_START = re.compile(r"""[{\[("']|[A-Za-z_][\w.]*\(""")  # JSON, a list, a repr, a call
@@ -467,11 +458,11 @@ def _cell_html(cell: str) -> str:
     parts = cell.split("`")
     if len(parts) >= 3 and len(parts) % 2:  # balanced backticks: the author marked the code
         return "".join(
-            f"<code>{escape(part)}</code>" if odd else escape(part)
+            f"<code>{visible_html(part)}</code>" if odd else visible_html(part)
             for odd, part in zip(itertools.cycle((False, True)), parts)
             if part
         )
-    return f"<code>{escape(cell)}</code>" if looks_like_code(cell) else escape(cell)
+    return f"<code>{visible_html(cell)}</code>" if looks_like_code(cell) else visible_html(cell)
 
 
 @dataclass(frozen=True)
@@ -489,7 +480,7 @@ class Table:
         return [[_cell_text(value) for value in row] for row in self.rows]
 
     def __repr__(self) -> str:
-        table = [list(self.columns), *self._cells()]
+        table = [[visible(column) for column in self.columns], *self._cells()]
         widths = [max(_display_width(row[i]) for row in table) for i in range(len(self.columns))]
 
         def line(row: list[str]) -> str:
@@ -542,28 +533,30 @@ class FileView:
 
     def summary(self) -> str:
         newline_at_end = not self.text or self.text.endswith("\n")
-        return words().file_summary(self.name, len(self.lines), len(self.text), newline_at_end)
+        return words().file_summary(
+            visible(self.name), len(self.lines), len(self.text), newline_at_end
+        )
 
     def __repr__(self) -> str:
         rows = [self.summary()]
         for number, line in enumerate(self.lines, start=1):
             pointer = ">" if number == self.mark else " "
-            rows.append(f"{pointer}{number:>3} | {line}".rstrip())
+            rows.append(f"{pointer}{number:>3} | {visible(line)}".rstrip())
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
         marked = palette().marked_line
         table = line_table(self.lines, lambda number: marked if number == self.mark else None)
-        return page(f"<p><b>{escape(self.summary())}</b></p>{table}")
+        return page(f"<p><b>{visible_html(self.summary())}</b></p>{table}")
 
 
 def line_table(lines: Sequence[str], background: Callable[[int], str | None]) -> str:
     """Lines numbered from 1 as an editor shows them, each on the background
-    `background(number)` gives (`None`: none); the text is shown as it is."""
+    `background(number)` gives (`None`: none); the text as it is, hidden characters escaped."""
     rows = "".join(
         f"<tr style='background:{background(number) or 'transparent'}'>"
         f"<td style='{NUMBER_CELL};color:{palette().muted};user-select:none'>{number}</td>"
-        f"<td style='{CELL};white-space:pre'><code>{escape(line)}</code></td></tr>"
+        f"<td style='{CELL};white-space:pre'><code>{visible_html(visible(line))}</code></td></tr>"
         for number, line in enumerate(lines, start=1)
     )
     return f"<table>{rows}</table>"
@@ -576,11 +569,14 @@ class SideBySide:
         self.panels = panels
 
     def __repr__(self) -> str:
-        return "\n\n".join(f"── {title} ──\n{value!r}" for title, value in self.panels)
+        return "\n\n".join(
+            f"── {visible(title)} ──\n{visible_text(repr(value))}" for title, value in self.panels
+        )
 
     def _repr_html_(self) -> str:
         columns = "".join(
-            f"<div style='flex:1;min-width:0;overflow-x:auto'><h4>{escape(title)}</h4>"
+            f"<div style='flex:1;min-width:0;overflow-x:auto'>"
+            f"<h4>{visible_html(visible(title))}</h4>"
             f"{_html_of(value)}</div>"
             for title, value in self.panels
         )
@@ -589,4 +585,4 @@ class SideBySide:
 
 def _html_of(value: object) -> str:
     html = getattr(value, "_repr_html_", None)
-    return str(html()) if callable(html) else f"<pre>{escape(repr(value))}</pre>"
+    return str(html()) if callable(html) else f"<pre>{visible_html(repr(value))}</pre>"
