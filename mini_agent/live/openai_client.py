@@ -217,33 +217,34 @@ def request_body(model: str, messages: Sequence[Message], tools: Sequence[Tool])
 # --- the wire -> our events (pure: tested without a network) -----------------------------
 
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
-
-
 def sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:
     """Lines of an event stream, decoded incrementally from UTF-8 byte chunks.
 
     Lines end at CRLF, LF or CR only (the SSE rule) — never at U+2028 and the other breaks
     that `str.splitlines()` (and so httpx's `iter_lines`) also split on, since JSON strings
     may carry them raw. A last line without its end is yielded too. Linear: each chunk is
-    scanned once, and an unfinished line waits in pieces, joined once when it ends.
+    split once, and an unfinished line waits in pieces, joined once when it ends.
     """
     decoder = codecs.getincrementaldecoder("utf-8")()
-    pieces: list[str] = []  # the line so far
-    after_cr = False  # the last chunk ended in CR: a LF starting this one belongs to it
+    pieces: list[str] = []  # the unfinished line
+    after_cr = False  # the text so far ends in CR: a LF that comes next belongs to it
     for chunk in chunks:
         text = _decode(decoder, chunk)
-        start = 1 if after_cr and text.startswith("\n") else 0
-        if text:
-            after_cr = False
-        for end in _LINE_END.finditer(text, start):
-            pieces.append(text[start : end.start()])
+        if not text:
+            continue  # e.g. half a character
+        if after_cr and text.startswith("\n"):
+            text = text[1:]
+        after_cr = text.endswith("\r")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        *ended, rest = text.split("\n")
+        if ended:
+            pieces.append(ended[0])
             yield "".join(pieces)
             pieces.clear()
-            start = end.end()
-            after_cr = start == len(text) and text.endswith("\r")
-        if start < len(text):
-            pieces.append(text[start:])
+            yield from ended[1:]
+        if rest:
+            pieces.append(rest)
     pieces.append(_decode(decoder, b"", final=True))
     if any(pieces):
         yield "".join(pieces)
