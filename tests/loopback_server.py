@@ -67,7 +67,7 @@ class Reply:
     stall_after: int | None = None  # wait after this many chunks (0: before the headers)
     cut_after: int | None = None  # close the connection after this many chunks
     interval: float = 0.0  # seconds between chunks
-    trickle: float | None = None  # send the head a byte at a time, this many seconds apart
+    trickle: float | None = None  # send a 500-byte head a byte at a time, this far apart
     reason: str | None = None  # the status line's reason phrase (default: the standard one)
 
 
@@ -85,6 +85,7 @@ class LoopbackModelServer:
         self.replies = list(replies)
         self.requests: list[Request] = []
         self.release = threading.Event()  # lets stalled replies finish
+        self.head_bytes_sent = 0  # of a trickled head, so far
         self._server = HTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="loopback-model"
@@ -170,11 +171,13 @@ class LoopbackModelServer:
             def _trickle_head(self, content_type: str, pause: float) -> None:
                 head = (
                     f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n"
+                    f"X-Pad: {'a' * 400}\r\n"
                     "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
                 ).encode("ascii")
                 for at in range(len(head)):
                     self.wfile.write(head[at : at + 1])
                     self.wfile.flush()
+                    server.head_bytes_sent = at + 1
                     if server.release.wait(pause):
                         return
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import logging
 import re
 import socket
 import sys
@@ -609,6 +610,22 @@ def test_credentials_and_query_of_the_base_url_are_used_but_never_shown(
     assert request.headers["Authorization"] == f"Basic {basic}"
 
 
+def test_httpx_logs_carry_no_query_secret_and_no_echoed_key(
+    serve: Callable[..., LoopbackModelServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    server = serve(Reply(status=500, body=b"no", reason=f"Bad {KEY.upper()}"), text_reply("ok"))
+    caplog.set_level(logging.DEBUG)
+    url = server.base_url.replace("http://", "http://me:pw-secret-7@") + "?key=q-secret-7"
+    with OpenAICompatibleClient(url, "m", api_key_env=KEY_ENV) as client:
+        with pytest.raises(ModelHTTPError):
+            list(client.stream([UserMessage("hi")], []))
+        assert list(client.stream([UserMessage("hi")], [])) == [TextDelta("ok")]
+    assert caplog.text.count("HTTP Request: POST") == 2
+    no_secret_in(caplog.text, KEY, "pw-secret-7", "q-secret-7")
+    assert not logging.getLogger("httpx").filters  # closed: the filter is gone
+    assert not logging.getLogger("httpcore.http11").filters
+
+
 def test_an_unreachable_server_never_shows_the_urls_credentials() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -799,13 +816,14 @@ def test_a_reply_trickling_data_ends_at_the_deadline(
 def test_a_head_sent_a_byte_at_a_time_ends_at_the_deadline(
     tmp_path: Path, serve: Callable[..., LoopbackModelServer]
 ) -> None:
-    server = serve(Reply(chunks=[text_chunk("never seen"), DONE], trickle=0.2))  # ~25 s of head
+    server = serve(Reply(chunks=[text_chunk("never seen"), DONE], trickle=0.05))  # 25 s of head
     session = tmp_path / "s.jsonl"
     with (
         connect(server, timeout=5, deadline=1) as client,
         pytest.raises(ModelTimeoutError, match="within the 1 s deadline"),
     ):
         run_agent("hi", client=client, session_path=session)
+    assert 0 < server.head_bytes_sent < 500  # the client left while the head still trickled
     assert read_file(session) == on_disk(UserMessage("hi"))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
+import logging
 import os
 import re
 import socket
@@ -158,6 +159,26 @@ def url_secrets(parts: SplitResult) -> list[str]:
     for pair in parts.query.split("&"):
         found.extend(pair.split("=", 1)[1:])
     return [text for raw in found for text in (raw, unquote(raw)) if text]
+
+
+# httpx logs each request's URL and the server's reason phrase (INFO); httpcore, every
+# response header (DEBUG). A filter on a logger does not reach its children: name each one.
+_HTTP_LOGGERS = (
+    "httpx",
+    *(f"httpcore.{name}" for name in ("connection", "http11", "http2", "proxy", "socks")),
+)
+
+
+class _RedactedLog(logging.Filter):
+    """Redacts the records of the HTTP loggers while a client that knows the secrets is open."""
+
+    def __init__(self, redact: Redact) -> None:
+        super().__init__()
+        self.redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self.redact(record.getMessage()), ()
+        return True
 
 
 def quote(text: str, redact: Redact, limit: int = QUOTED_CHARS) -> str:
@@ -534,6 +555,7 @@ class OpenAICompatibleClient:
         self.limits = limits
         self._api_key = os.environ.get(api_key_env) or None
         self._redact = redactor([self._api_key or "", *url_secrets(parts)])
+        self._log_filter = _RedactedLog(self._redact)
         headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
         if self._api_key is not None:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -547,6 +569,8 @@ class OpenAICompatibleClient:
             # A fresh connection per request: its socket is the one the deadline can shut.
             limits=http.Limits(max_keepalive_connections=0),
         )
+        for name in _HTTP_LOGGERS:  # removed by `close`
+            logging.getLogger(name).addFilter(self._log_filter)
 
     def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
         body = stringify(request_body(self.model, messages, tools)).encode("utf-8")
@@ -612,6 +636,8 @@ class OpenAICompatibleClient:
             )
 
     def close(self) -> None:
+        for name in _HTTP_LOGGERS:
+            logging.getLogger(name).removeFilter(self._log_filter)
         self._http.close()
 
     def __enter__(self) -> OpenAICompatibleClient:
