@@ -414,17 +414,17 @@ def test_a_key_or_url_password_echoed_by_the_server_is_never_printed(
         assert secret.lower() not in (out + err).lower()
 
 
-def test_a_tool_call_note_shows_control_characters_escaped(
+def test_a_tool_call_note_shows_control_characters_escaped_and_no_key(
     tmp_path: Path,
     serve: Serve,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    call = call_chunk(0, id="c1", name="\x1b]0;pwned\x07\u202e", arguments="{}")
+    call = call_chunk(0, id="c1", name="\x1b]0;pwned\x07\u202e", arguments=f'"{KEY.upper()}"')
     server = serve(Reply(chunks=[call, finish_chunk("tool_calls"), DONE]), text_reply("ok"))
     code, _, err = chat_with(parse(argv(server, "--demo-tools")), "hi\n", monkeypatch, capsys)
     assert code == 0
-    assert "[tool call] \\x1b]0;pwned\\x07\\u202e {}" in err.splitlines()
+    assert '[tool call] \\x1b]0;pwned\\x07\\u202e "***"' in err.splitlines()
     assert not {"\x1b", "\x07", "\u202e"} & set(err)
 
 

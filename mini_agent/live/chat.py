@@ -150,9 +150,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class _Echo:
-    """Passes a client's events on, writing text to `out` as it streams in."""
+    """Passes a client's events on, writing text to `out` as it streams in, and a note of
+    each tool call to `notes` (redacted as the client's errors are)."""
 
-    def __init__(self, inner: ModelClient, out: TextIO, notes: TextIO) -> None:
+    def __init__(self, inner: OpenAICompatibleClient, out: TextIO, notes: TextIO) -> None:
         self.inner, self.out, self.notes = inner, out, notes
 
     def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
@@ -165,7 +166,8 @@ class _Echo:
                     printed = True
                 else:
                     call = event.call
-                    shown = visible_line(f"{call.name} {stringify(call.input)}", 200)
+                    said = self.inner.redact(f"{call.name} {stringify(call.input)}")
+                    shown = visible_line(said, 200)
                     self.notes.write(f"[tool call] {shown}\n")
                 yield event
         finally:
@@ -260,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _chat(
     args: argparse.Namespace,
-    live: ModelClient,
+    live: OpenAICompatibleClient,
     out: TextIO,
     notes: TextIO,
     unanswered: str | None,

@@ -635,6 +635,10 @@ class OpenAICompatibleClient:
                 f"not an event stream {where}: does it support stream: true?"
             )
 
+    def redact(self, text: str) -> str:
+        """`text` with this client's secrets (key, URL user-info and query) as `***`."""
+        return self._redact(text)
+
     def close(self) -> None:
         for name in _HTTP_LOGGERS:
             logging.getLogger(name).removeFilter(self._log_filter)
