@@ -590,7 +590,7 @@ def test_credentials_and_query_of_the_base_url_are_used_but_never_shown(
     serve: Callable[..., LoopbackModelServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(KEY_ENV)
-    user, password, token = "alice", "pa55-w0rd-secret", "q-token-0123456789"
+    user, password, token = "alice-team", "pa55-w0rd-secret", "q-token-0123456789"
     echo = f"user {user.upper()} pw {password.upper()} token {token.upper()}".encode()
     server = serve(text_reply("fine"), Reply(status=500, body=echo))
     host = server.base_url.removeprefix("http://")
@@ -659,6 +659,19 @@ def test_a_base_url_that_is_not_http_is_refused_at_once_without_its_secrets(
         OpenAICompatibleClient(url, "m")
     assert message in str(caught.value)
     assert "pw-secret" not in str(caught.value)
+
+
+def test_short_query_values_are_not_redacted_from_server_text(
+    serve: Callable[..., LoopbackModelServer],
+) -> None:
+    server = serve(Reply(status=429, body=b"slow down", headers={"Retry-After": "1"}))
+    url = server.base_url + "?api-version=1&key=long-secret-1"
+    with (
+        OpenAICompatibleClient(url, "m", api_key_env=KEY_ENV) as client,
+        pytest.raises(ModelHTTPError) as caught,
+    ):
+        list(client.stream([UserMessage("hi")], []))
+    assert str(caught.value).endswith("?***): slow down — retry after 1 s")
 
 
 def test_shown_url_hides_user_info_query_and_fragment_of_any_text() -> None:

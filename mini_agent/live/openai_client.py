@@ -47,6 +47,7 @@ MiB = 1 << 20
 QUOTED_CHARS = 80  # how much of a bad payload an error quotes
 ERROR_CHARS = 300  # how much of a server's own error message
 ERROR_BODY_BYTES = 64 * 1024  # how much of an HTTP error's body is read
+MIN_URL_SECRET = 6  # characters: shorter parts of a URL's user-info or query are not redacted
 NEEDS_LIVE_EXTRA = "the live model client needs httpx: pip install -e '.[live]'"
 
 
@@ -153,12 +154,15 @@ def check_base_url(url: str) -> SplitResult:
 
 
 def url_secrets(parts: SplitResult) -> list[str]:
-    """What of a URL is secret, as written and percent-decoded: user-info and query."""
+    """What of a URL is secret, as written and percent-decoded: its user-info and query,
+    whole and in parts. Parts shorter than `MIN_URL_SECRET` are left out: redacting `1`
+    (`?api-version=1`) would garble every message, and so short a value guards nothing."""
     userinfo = parts.netloc.rpartition("@")[0]
     found = [userinfo, *userinfo.split(":", 1), parts.query]
     for pair in parts.query.split("&"):
         found.extend(pair.split("=", 1)[1:])
-    return [text for raw in found for text in (raw, unquote(raw)) if text]
+    decoded = (text for raw in found for text in (raw, unquote(raw)))
+    return [text for text in decoded if len(text) >= MIN_URL_SECRET]
 
 
 # httpx logs each request's URL and the server's reason phrase (INFO); httpcore, every
