@@ -148,7 +148,7 @@ def test_a_failed_request_exits_1_keeps_the_file_and_a_rerun_resumes(
     assert "error: model server answered HTTP 500 Internal Server Error" in err
     assert err.endswith(
         "overloaded\nnothing of the failed reply was recorded; its prompt is on disk, "
-        "unanswered. To resume, run the same command again: a first prompt equal to the "
+        "unanswered\nto resume, run the same command again: a first prompt equal to the "
         "unanswered one is answered from s.jsonl, not recorded twice\n"
     )
     assert (tmp_path / "s.jsonl").read_text(encoding="utf-8") == on_disk(UserMessage("first"))
@@ -178,11 +178,16 @@ def test_a_corrupt_session_is_refused_before_the_model_is_asked(
 def test_a_budget_too_small_for_the_prompt_fails_with_the_chapters_phrase(
     serve: Serve, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = serve()
+    server = serve(text_reply("Hi."))
     code, _, err = chat_with(parse(argv(server, "--max-chars", "5")), "hi\n", monkeypatch, capsys)
     assert code == 1
     assert "context budget cannot contain the smallest consistent message unit" in err
+    assert "to resume, run the same command again with a larger --max-chars: " in err
     assert server.requests == []
+    args = parse(argv(server, "--max-chars", "500"))
+    code, out, _ = chat_with(args, "hi\n", monkeypatch, capsys)
+    assert (code, out) == (0, "Hi.\n")
+    assert load_session(Path("s.jsonl")) == [UserMessage("hi"), AssistantMessage("Hi.")]
 
 
 @pytest.mark.parametrize(
@@ -270,7 +275,7 @@ def test_the_same_failing_command_run_twice_records_the_prompt_once_then_resumes
     for _ in range(2):
         done = command("hi\n", *args, "--base-url", down, cwd=tmp_path)
         assert done.returncode == 1
-        assert "To resume, run the same command again" in done.stderr
+        assert "to resume, run the same command again" in done.stderr
         assert (tmp_path / "s.jsonl").read_text(encoding="utf-8") == on_disk(UserMessage("hi"))
     server = serve(text_reply("Hello."))
     done = command("hi\n", *args, "--base-url", server.base_url, cwd=tmp_path)
@@ -323,7 +328,7 @@ def test_a_failure_at_a_later_prompt_says_which_prompt_to_send_first(
     server = serve(text_reply("One."), Reply(status=500, body=b"down"))
     code, _, err = chat_with(parse(argv(server)), "one\ntwo\nthree\n", monkeypatch, capsys)
     assert code == 1
-    assert "To resume, send prompt 2 again first: " in err
+    assert "to resume, send prompt 2 again first: " in err
     assert load_session(tmp_path / "s.jsonl") == [
         UserMessage("one"),
         AssistantMessage("One."),

@@ -253,9 +253,8 @@ def run(args: argparse.Namespace) -> int:
         notes.write(f"error: {err}\n")
         return 1
     with live:
-        on_disk = load_session(
-            args.session
-        )  # a bad file: `main` reports FILE:LINE and the bad line
+        # A bad file: `main` reports FILE:LINE and the bad line.
+        on_disk = load_session(args.session)
         notes.write(f"session {args.session}: {len(on_disk)} messages on disk\n")
         return _chat(args, live, out, notes, unanswered_prompt(on_disk))
 
@@ -306,27 +305,31 @@ def _chat(
                     on_request=summarise,
                     fsync=args.fsync,
                 )
-    except (ModelClientError, AgentTurnLimitError) as err:
-        notes.write(f"error: {err}\n{_resume(session, prompts, 'the failed reply')}")
+    except ModelClientError as err:
+        notes.write(f"error: {err}\nnothing of the failed reply was recorded; ")
+        notes.write(f"its prompt is on disk, unanswered\n{_resume(session, prompts)}")
+        return 1
+    except AgentTurnLimitError as err:
+        notes.write(f"error: {err}\nits tool units are on disk, its final answer is not\n")
+        notes.write(_resume(session, prompts))
         return 1
     except ContextBudgetError as err:
-        notes.write(f"error: {err}\n{_resume(session, prompts, 'a reply', '--max-chars')}")
+        notes.write(f"error: {err}\nthe prompt is on disk, unanswered\n")
+        notes.write(_resume(session, prompts, " with a larger --max-chars"))
         return 1
     except UnicodeDecodeError as err:
         notes.write(f"error: stdin is not UTF-8 text ({err.reason}); that line was not sent\n")
         return 1
     except KeyboardInterrupt:
-        notes.write(f"interrupted\n{_resume(session, prompts, 'the interrupted reply')}")
+        notes.write(f"interrupted\n{_resume(session, prompts) if prompts else ''}")
         return 130
     return 0
 
 
-def _resume(session: Path, prompts: int, lost: str, change: str = "") -> str:
-    """How to resume after prompt number `prompts` of this run failed: send it again first."""
+def _resume(session: Path, prompts: int, change: str = "") -> str:
+    """How to go on after prompt number `prompts` of this run failed: send it again first."""
     again = "run the same command again" if prompts == 1 else f"send prompt {prompts} again first"
-    larger = f" with a larger {change}" if change else ""
     return (
-        f"nothing of {lost} was recorded; its prompt is on disk, unanswered. To resume, "
-        f"{again}{larger}: a first prompt equal to the unanswered one is answered from "
-        f"{session}, not recorded twice\n"
+        f"to resume, {again}{change}: a first prompt equal to the unanswered one is "
+        f"answered from {session}, not recorded twice\n"
     )
