@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import socket
 import subprocess
@@ -431,6 +432,24 @@ def test_a_tool_call_note_shows_control_characters_escaped_and_no_key(
     assert code == 0
     assert '[tool call] \\x1b]0;pwned\\x07\\u202e "***"' in err.splitlines()
     assert not {"\x1b", "\x07", "\u202e"} & set(err)
+
+
+def test_streamed_text_shows_control_characters_escaped_and_records_them_as_sent(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = "a\x1b[2J\x07b\r\n\tc\u202ed\u200be\ud800 世界"
+    ascii_only = [  # a lone surrogate travels as a \\ud800 escape, as JSON allows
+        "data: " + json.dumps({"choices": [{"delta": {"content": part}}]}) + "\n\n"
+        for part in (text[:5], text[5:])
+    ]
+    server = serve(Reply(chunks=[*ascii_only, finish_chunk("stop")]))
+    code, out, _ = chat_with(parse(argv(server)), "hi\n", monkeypatch, capsys)
+    assert code == 0
+    assert out == "a\\x1b[2J\\x07b\\r\n\tc\\u202ed\\u200be\\ud800 世界\n"
+    assert load_session(tmp_path / "s.jsonl")[1] == AssistantMessage(text)
 
 
 # --- --fsync ----------------------------------------------------------------------------------

@@ -177,8 +177,13 @@ class _Echo:
 
 
 def _printable(text: str) -> str:
-    # A lone surrogate (valid in JSON) cannot be written to a UTF-8 terminal.
-    return text.encode("utf-8", "replace").decode("utf-8")
+    """The model's text for a terminal: line breaks and tabs as they are, every other
+    invisible character escaped as `visible_line` escapes it (ESC, BEL, CR, U+202E, a lone
+    surrogate …). The session keeps the text exactly as the model sent it."""
+    return "\n".join(
+        "\t".join(visible_line(part, 10 * len(part) + 1) for part in line.split("\t"))
+        for line in text.split("\n")
+    )
 
 
 def unanswered_prompt(messages: Sequence[Message]) -> str | None:
