@@ -2,15 +2,18 @@
 
 One scripted `Reply` per request, in order. Each stream chunk is written as one HTTP/1.1
 chunk, so the client really receives the reply in pieces; a reply can stall (to pass the
-client's timeout) or be cut (the connection closed mid-message). The server runs in one
-thread, which `__exit__` always stops and joins.
+client's timeout), be cut (the connection closed mid-message), pause between chunks, or
+trickle its head a byte at a time. A hostile reply's chunks may be a generator: every loop
+here is bounded by what the test gives it, and a client that hangs up ends the reply. The
+server runs in one thread, which `__exit__` always stops and joins; it releases every wait.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from types import TracebackType
@@ -57,12 +60,15 @@ class Reply:
     """What the server answers to one request."""
 
     status: int = 200
-    chunks: Sequence[str | bytes] = ()  # the event stream, one HTTP chunk each
+    chunks: Iterable[str | bytes] = ()  # the event stream, one HTTP chunk each
     body: bytes = b""  # the whole body, for an error status
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "text/event-stream"
     stall_after: int | None = None  # wait after this many chunks (0: before the headers)
     cut_after: int | None = None  # close the connection after this many chunks
+    interval: float = 0.0  # seconds between chunks
+    trickle: float | None = None  # send a 500-byte head a byte at a time, this far apart
+    reason: str | None = None  # the status line's reason phrase (default: the standard one)
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ class LoopbackModelServer:
         self.replies = list(replies)
         self.requests: list[Request] = []
         self.release = threading.Event()  # lets stalled replies finish
+        self.head_bytes_sent = 0  # of a trickled head, so far
         self._server = HTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="loopback-model"
@@ -126,20 +133,30 @@ class LoopbackModelServer:
                 if reply.stall_after == 0:
                     server.release.wait(STALL_LIMIT)
                     return
-                self.send_response(reply.status)
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.send_header("Connection", "close")
-                if reply.status != 200:
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(reply.body)))
+                # A bounded client hangs up mid-reply: that ends the reply, quietly.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self._reply(reply)
+
+            def _reply(self, reply: Reply) -> None:
+                if reply.trickle is not None:
+                    self._trickle_head(reply.content_type, reply.trickle)
+                else:
+                    self.send_response(reply.status, reply.reason)
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Connection", "close")
+                    if reply.status != 200:
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(reply.body)))
+                        self.end_headers()
+                        self.wfile.write(reply.body)
+                        return
+                    self.send_header("Content-Type", reply.content_type)
+                    self.send_header("Transfer-Encoding", "chunked")
                     self.end_headers()
-                    self.wfile.write(reply.body)
-                    return
-                self.send_header("Content-Type", reply.content_type)
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
                 for number, chunk in enumerate(reply.chunks):
+                    if number and reply.interval and server.release.wait(reply.interval):
+                        return  # the test is over
                     if number == reply.cut_after:
                         return  # closes the connection without the final empty chunk
                     if number == reply.stall_after:
@@ -150,5 +167,18 @@ class LoopbackModelServer:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
+
+            def _trickle_head(self, content_type: str, pause: float) -> None:
+                head = (
+                    f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n"
+                    f"X-Pad: {'a' * 400}\r\n"
+                    "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                ).encode("ascii")
+                for at in range(len(head)):
+                    self.wfile.write(head[at : at + 1])
+                    self.wfile.flush()
+                    server.head_bytes_sent = at + 1
+                    if server.release.wait(pause):
+                        return
 
         return Handler

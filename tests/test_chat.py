@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
+import os
+import socket
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +34,7 @@ from .loopback_server import (
     Reply,
     call_chunk,
     finish_chunk,
+    sse,
     text_chunk,
     text_reply,
 )
@@ -143,8 +148,9 @@ def test_a_failed_request_exits_1_keeps_the_file_and_a_rerun_resumes(
     assert out == ""
     assert "error: model server answered HTTP 500 Internal Server Error" in err
     assert err.endswith(
-        "overloaded\nnothing of the failed reply was recorded; "
-        "run the same command again to resume from s.jsonl\n"
+        "overloaded\nnothing of the failed reply was recorded; its prompt is on disk, "
+        "unanswered\nto resume, run the same command again: a first prompt equal to the "
+        "unanswered one is answered from s.jsonl, not recorded twice\n"
     )
     assert (tmp_path / "s.jsonl").read_text(encoding="utf-8") == on_disk(UserMessage("first"))
     code, out, err = chat_with(args, "second\n", monkeypatch, capsys)
@@ -173,21 +179,27 @@ def test_a_corrupt_session_is_refused_before_the_model_is_asked(
 def test_a_budget_too_small_for_the_prompt_fails_with_the_chapters_phrase(
     serve: Serve, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = serve()
+    server = serve(text_reply("Hi."))
     code, _, err = chat_with(parse(argv(server, "--max-chars", "5")), "hi\n", monkeypatch, capsys)
     assert code == 1
     assert "context budget cannot contain the smallest consistent message unit" in err
+    assert "to resume, run the same command again with a larger --max-chars: " in err
     assert server.requests == []
+    args = parse(argv(server, "--max-chars", "500"))
+    code, out, _ = chat_with(args, "hi\n", monkeypatch, capsys)
+    assert (code, out) == (0, "Hi.\n")
+    assert load_session(Path("s.jsonl")) == [UserMessage("hi"), AssistantMessage("Hi.")]
 
 
 @pytest.mark.parametrize(
-    ("option", "value"), [("--max-chars", "0"), ("--max-chars", "x"), ("--timeout", "-1")]
+    ("option", "value"),
+    [("--max-chars", "0"), ("--max-chars", "x"), ("--timeout", "-1"), ("--deadline", "0")],
 )
 def test_bad_numbers_are_refused_by_the_parser(
     option: str, value: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as caught:
-        parse(["--session", "s", "--base-url", "u", "--model", "m", option, value])
+        parse(["--session", "s", "--base-url", "http://h", "--model", "m", option, value])
     assert caught.value.code == 2
     assert option in capsys.readouterr().err
 
@@ -227,3 +239,247 @@ def test_demo_tools_put_a_tool_unit_in_the_session(
     assert [tool["function"]["name"] for tool in server.requests[0].body["tools"]] == [
         "count_chars"
     ]
+
+
+# --- resuming after a failure never records a prompt twice (issue 16, bug 3) ----------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:  # a loopback port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def command(stdin: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`echo … | python -m mini_agent chat ARGS`, as a reader runs it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), KEY_ENV: KEY}
+    return subprocess.run(
+        [sys.executable, "-m", "mini_agent", "chat", *args],
+        input=stdin,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
+def test_the_same_failing_command_run_twice_records_the_prompt_once_then_resumes(
+    tmp_path: Path, serve: Serve
+) -> None:
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    args = ["--session", "s.jsonl", "--model", "m", "--api-key-env", KEY_ENV]
+    for _ in range(2):
+        done = command("hi\n", *args, "--base-url", down, cwd=tmp_path)
+        assert done.returncode == 1
+        assert "to resume, run the same command again" in done.stderr
+        assert (tmp_path / "s.jsonl").read_text(encoding="utf-8") == on_disk(UserMessage("hi"))
+    server = serve(text_reply("Hello."))
+    done = command("hi\n", *args, "--base-url", server.base_url, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "Hello.\n")
+    assert "the session ends with this prompt, unanswered: answering it" in done.stderr
+    assert server.requests[0].body["messages"] == [{"role": "user", "content": "hi"}]
+    assert load_session(tmp_path / "s.jsonl") == [UserMessage("hi"), AssistantMessage("Hello.")]
+
+
+def test_a_rerun_after_a_failure_mid_tool_turn_goes_on_from_the_tool_results(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    call = call_chunk(0, id="c1", name="count_chars", arguments='{"text": "abc"}')
+    server = serve(
+        Reply(chunks=[call, finish_chunk("tool_calls"), DONE]),
+        Reply(status=503, body=b'{"error":{"message":"busy"}}'),
+        text_reply("Three."),
+        text_reply("Bye."),
+    )
+    args = parse(argv(server, "--demo-tools"))
+    code, _, err = chat_with(args, "count abc\n", monkeypatch, capsys)
+    assert code == 1
+    assert "HTTP 503 Service Unavailable" in err
+    unit = [
+        UserMessage("count abc"),
+        AssistantMessage("", (ToolCall("c1", "count_chars", {"text": "abc"}),)),
+        ToolMessage("c1", "3"),
+    ]
+    assert load_session(tmp_path / "s.jsonl") == unit
+    code, out, _ = chat_with(args, "count abc\nbye\n", monkeypatch, capsys)
+    assert (code, out) == (0, "Three.\nBye.\n")
+    assert len(server.requests[2].body["messages"]) == 3  # the unit as on disk, nothing added
+    assert load_session(tmp_path / "s.jsonl") == [
+        *unit,
+        AssistantMessage("Three."),
+        UserMessage("bye"),
+        AssistantMessage("Bye."),
+    ]
+
+
+def test_a_failure_at_a_later_prompt_says_which_prompt_to_send_first(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server = serve(text_reply("One."), Reply(status=500, body=b"down"))
+    code, _, err = chat_with(parse(argv(server)), "one\ntwo\nthree\n", monkeypatch, capsys)
+    assert code == 1
+    assert "to resume, send prompt 2 again first: " in err
+    assert load_session(tmp_path / "s.jsonl") == [
+        UserMessage("one"),
+        AssistantMessage("One."),
+        UserMessage("two"),
+    ]
+
+
+# --- usage errors: exit 2, nothing read, nothing written ------------------------------------
+
+
+class Untouchable:
+    """A stdin that fails the test when it is read."""
+
+    def __iter__(self) -> Iterator[str]:
+        raise AssertionError("stdin was read")
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (["--base-url", "notaurl"], "--base-url: not an http:// or https:// URL: notaurl"),
+        (["--base-url", "http://u:pw-secret@127.0.0.1:x/v1"], "not a URL: http://***@127"),
+        (["--base-url", "ftp://127.0.0.1/v1?k=pw-secret"], "URL: ftp://127.0.0.1/v1?***"),
+        (["--model", ""], "--model: not a model name"),
+        (["--api-key-env", ""], "--api-key-env: not an environment variable name"),
+        (["--api-key-env", "A=B"], "--api-key-env: not an environment variable name"),
+        (["--session", ""], "--session: not a file path"),
+        (["--deadline", "nan"], "--deadline: must be positive"),
+        (["--fsync=yes"], "--fsync: ignored explicit argument"),
+    ],
+)
+def test_a_usage_error_exits_2_and_reads_and_writes_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    change: list[str],
+    said: str,
+) -> None:
+    base = ["--session", "s.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    monkeypatch.setattr(sys, "stdin", Untouchable())
+    with pytest.raises(SystemExit) as caught:
+        main(["chat", *base, *change])  # a later option overrides the one in `base`
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert "pw-secret" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_reported_bad_base_url_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    done = command(
+        "hi\n", "--session", "s.jsonl", "--base-url", "notaurl", "--model", "m", cwd=tmp_path
+    )
+    assert done.returncode == 2
+    assert "--base-url: not an http:// or https:// URL: notaurl" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_refuses_a_bad_base_url_given_without_the_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = parse(["--session", "s.jsonl", "--base-url", "http://h", "--model", "m"])
+    args.base_url = "http://user:pw-secret@/v1"
+    monkeypatch.setattr(sys, "stdin", Untouchable())
+    assert chat.run(args) == 2
+    err = capsys.readouterr().err
+    assert err == "error: --base-url: not an http:// or https:// URL: http://***@/v1\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- secrets and invisible characters never reach the terminal ------------------------------
+
+
+def test_a_key_or_url_password_echoed_by_the_server_is_never_printed(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    echo = f"key {KEY.upper()} password PW-SECRET-9"
+    server = serve(Reply(chunks=[text_chunk("a"), sse_error(echo), DONE]))
+    url = server.base_url.replace("http://", "http://user:pw-secret-9@")
+    args = parse([*argv(server), "--base-url", url])
+    code, out, err = chat_with(args, "hi\n", monkeypatch, capsys)
+    assert code == 1
+    assert "reported an error mid-stream: key *** password ***" in err
+    for secret in (KEY, "pw-secret-9"):
+        assert secret.lower() not in (out + err).lower()
+
+
+def test_a_tool_call_note_shows_control_characters_escaped_and_no_key(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    call = call_chunk(0, id="c1", name="\x1b]0;pwned\x07\u202e", arguments=f'"{KEY.upper()}"')
+    server = serve(Reply(chunks=[call, finish_chunk("tool_calls"), DONE]), text_reply("ok"))
+    code, _, err = chat_with(parse(argv(server, "--demo-tools")), "hi\n", monkeypatch, capsys)
+    assert code == 0
+    assert '[tool call] \\x1b]0;pwned\\x07\\u202e "***"' in err.splitlines()
+    assert not {"\x1b", "\x07", "\u202e"} & set(err)
+
+
+def test_streamed_text_shows_control_characters_escaped_and_records_them_as_sent(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = "a\x1b[2J\x07b\r\n\tc\u202ed\u200be\ud800 世界"
+    ascii_only = [  # a lone surrogate travels as a \\ud800 escape, as JSON allows
+        "data: " + json.dumps({"choices": [{"delta": {"content": part}}]}) + "\n\n"
+        for part in (text[:5], text[5:])
+    ]
+    server = serve(Reply(chunks=[*ascii_only, finish_chunk("stop")]))
+    code, out, _ = chat_with(parse(argv(server)), "hi\n", monkeypatch, capsys)
+    assert code == 0
+    assert out == "a\\x1b[2J\\x07b\\r\n\tc\\u202ed\\u200be\\ud800 世界\n"
+    assert load_session(tmp_path / "s.jsonl")[1] == AssistantMessage(text)
+
+
+# --- --fsync ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("synced", [True, False], ids=["--fsync", "default"])
+def test_fsync_syncs_every_record_of_the_session(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    synced: bool,
+) -> None:
+    real_fsync = os.fsync
+    synced_files: list[tuple[int, int]] = []
+
+    def fsync(fd: int) -> None:  # the real sync, noting which file it was
+        info = os.fstat(fd)
+        synced_files.append((info.st_dev, info.st_ino))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    server = serve(text_reply("One."), text_reply("Two."))
+    extra = ["--fsync"] if synced else []
+    code, _, _ = chat_with(parse(argv(server, *extra)), "a\nb\n", monkeypatch, capsys)
+    assert code == 0
+    info = (tmp_path / "s.jsonl").stat()
+    syncs_of_the_session = synced_files.count((info.st_dev, info.st_ino))
+    assert syncs_of_the_session == (4 if synced else 0)
+
+
+def sse_error(message: str) -> str:
+    return sse({"error": {"message": message}})

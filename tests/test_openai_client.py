@@ -5,13 +5,20 @@ Each test asserts what `run_agent` returns or raises and exactly what the sessio
 
 from __future__ import annotations
 
+import base64
+import itertools
 import json
+import logging
+import re
 import socket
 import sys
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mini_agent import (
     AssistantMessage,
@@ -27,10 +34,13 @@ from mini_agent.json_form import JSON
 from mini_agent.live.openai_client import (
     ModelConnectionError,
     ModelHTTPError,
+    ModelReplyTooLargeError,
     ModelStreamError,
     ModelTimeoutError,
     OpenAICompatibleClient,
+    ReplyLimits,
     reply_events,
+    shown_url,
     sse_data,
     sse_lines,
 )
@@ -59,11 +69,22 @@ SCHEMA: dict[str, JSON] = {
 
 
 pytestmark = pytest.mark.usefixtures("loopback_only")
+DEFAULT_LIMITS = ReplyLimits()
 
 
-def connect(server: LoopbackModelServer, timeout: float = 5.0) -> OpenAICompatibleClient:
+def connect(
+    server: LoopbackModelServer,
+    timeout: float = 5.0,
+    deadline: float = 60.0,
+    limits: ReplyLimits = DEFAULT_LIMITS,
+) -> OpenAICompatibleClient:
     return OpenAICompatibleClient(
-        server.base_url, "test-model", api_key_env=KEY_ENV, timeout=timeout
+        server.base_url,
+        "test-model",
+        api_key_env=KEY_ENV,
+        timeout=timeout,
+        deadline=deadline,
+        limits=limits,
     )
 
 
@@ -514,3 +535,326 @@ def test_without_httpx_the_client_says_which_extra_to_install(
     monkeypatch.setitem(sys.modules, "httpx", None)  # as if the live extra were missing
     with pytest.raises(ModuleNotFoundError, match=r"pip install -e '\.\[live\]'"):
         OpenAICompatibleClient("http://127.0.0.1:1/v1", "m")
+
+
+# --- secrets: nothing a server sends, and nothing of the URL's credentials, is shown --------
+
+
+def shown_by(err: BaseException, client: OpenAICompatibleClient | None = None) -> str:
+    """Everything a person could see of an error: its message, its whole traceback (causes
+    included), and the client's repr."""
+    return "".join(traceback.format_exception(err)) + repr(client)
+
+
+def no_secret_in(text: str, *secrets: str) -> None:
+    for secret in secrets:
+        assert secret.lower() not in text.lower(), f"{secret!r} shown"
+        assert secret[:8].lower() not in text.lower(), f"the start of {secret!r} shown"
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        sse({"error": {"message": f"invalid api key {KEY.upper()}"}}),
+        sse({"error": {"message": f"invalid api key {KEY.title()}", "code": 401}}),
+        f"data: {{not json, key={KEY.upper()}}}\n\n",
+        f"data: {'x' * 70}{KEY}\n\n",  # the key across the quoted excerpt's cut
+        sse({"choices": [{"delta": {"tool_calls": [f"{KEY}"]}, "finish_reason": None}]}),
+    ],
+    ids=["mid-stream-error", "mid-stream-error-title-case", "not-json", "key-at-cut", "bad-call"],
+)
+def test_a_key_echoed_in_a_bad_event_is_redacted_in_any_letter_case(
+    tmp_path: Path, serve: Callable[..., LoopbackModelServer], chunk: str
+) -> None:
+    server = serve(Reply(chunks=[text_chunk("par"), chunk, DONE]))
+    session = tmp_path / "s.jsonl"
+    with connect(server) as client, pytest.raises(ModelStreamError) as caught:
+        run_agent("hi", client=client, session_path=session)
+    no_secret_in(shown_by(caught.value, client), KEY)
+    assert "***" in str(caught.value) or "sent a tool call" in str(caught.value)
+    assert read_file(session) == on_disk(UserMessage("hi"))
+
+
+def test_an_http_error_echoing_the_key_is_redacted_and_cut_after_redaction(
+    serve: Callable[..., LoopbackModelServer],
+) -> None:
+    echo = ("y" * 295 + KEY + " and " + KEY.upper()).encode()  # across the 300-character cut
+    server = serve(Reply(status=500, body=echo, reason=f"Bad {KEY.upper()}"))
+    with connect(server) as client, pytest.raises(ModelHTTPError) as caught:
+        list(client.stream([UserMessage("hi")], []))
+    no_secret_in(shown_by(caught.value, client), KEY)
+    assert "HTTP 500 Bad ***" in str(caught.value)
+
+
+def test_credentials_and_query_of_the_base_url_are_used_but_never_shown(
+    serve: Callable[..., LoopbackModelServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV)
+    user, password, token = "alice-team", "pa55-w0rd-secret", "q-token-0123456789"
+    echo = f"user {user.upper()} pw {password.upper()} token {token.upper()}".encode()
+    server = serve(text_reply("fine"), Reply(status=500, body=echo))
+    host = server.base_url.removeprefix("http://")
+    url = f"http://{user}:{password}@{host}/?key={token}&api-version=1"
+    with OpenAICompatibleClient(url, "m", api_key_env=KEY_ENV) as client:
+        assert list(client.stream([UserMessage("hi")], [])) == [TextDelta("fine")]
+        with pytest.raises(ModelHTTPError) as caught:
+            list(client.stream([UserMessage("hi")], []))
+        shown = shown_by(caught.value, client) + client.base_url + client.url
+    assert f"http://***@{host}/chat/completions?***" in str(caught.value)
+    assert repr(client) == f"OpenAICompatibleClient('http://***@{host}?***', model='m', no key)"
+    no_secret_in(shown, password, token)
+    assert user.upper() not in shown
+    request = server.requests[0]
+    assert request.path == f"/v1/chat/completions?key={token}&api-version=1"
+    basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+    assert request.headers["Authorization"] == f"Basic {basic}"
+
+
+def test_httpx_logs_carry_no_query_secret_and_no_echoed_key(
+    serve: Callable[..., LoopbackModelServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    server = serve(Reply(status=500, body=b"no", reason=f"Bad {KEY.upper()}"), text_reply("ok"))
+    caplog.set_level(logging.DEBUG)
+    url = server.base_url.replace("http://", "http://me:pw-secret-7@") + "?key=q-secret-7"
+    with OpenAICompatibleClient(url, "m", api_key_env=KEY_ENV) as client:
+        with pytest.raises(ModelHTTPError):
+            list(client.stream([UserMessage("hi")], []))
+        assert list(client.stream([UserMessage("hi")], [])) == [TextDelta("ok")]
+    assert caplog.text.count("HTTP Request: POST") == 2
+    no_secret_in(caplog.text, KEY, "pw-secret-7", "q-secret-7")
+    assert not logging.getLogger("httpx").filters  # closed: the filter is gone
+    assert not logging.getLogger("httpcore.http11").filters
+
+
+def test_an_unreachable_server_never_shows_the_urls_credentials() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://me:s3cret-pass@127.0.0.1:{port}/v1?token=t0ken-value"
+    with (
+        OpenAICompatibleClient(url, "m", api_key_env=KEY_ENV) as client,
+        pytest.raises(ModelConnectionError) as caught,
+    ):
+        list(client.stream([UserMessage("hi")], []))
+    no_secret_in(shown_by(caught.value, client), "s3cret-pass", "t0ken-value")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("notaurl", "not an http:// or https:// URL: notaurl"),
+        ("ftp://127.0.0.1/v1", "not an http:// or https:// URL: ftp://127.0.0.1/v1"),
+        ("http://", "not an http:// or https:// URL: http://"),
+        ("http://127.0.0.1:99999/v1", "not a URL: http://127.0.0.1:99999/v1"),
+        ("http://u:pw-secret@127.0.0.1:x/v1", "not a URL: http://***@127.0.0.1:x/v1"),
+        ("u:pw-secret@127.0.0.1/v1", "not an http:// or https:// URL: ***@127.0.0.1/v1"),
+        ("http://127.0.0.1/v1#frag", "a base URL has no #fragment: http://127.0.0.1/v1#***"),
+        ("http://127.0.0.1/v 1?k=pw-secret", "a space or an invisible character"),
+    ],
+)
+def test_a_base_url_that_is_not_http_is_refused_at_once_without_its_secrets(
+    url: str, message: str
+) -> None:
+    with pytest.raises(ValueError) as caught:
+        OpenAICompatibleClient(url, "m")
+    assert message in str(caught.value)
+    assert "pw-secret" not in str(caught.value)
+
+
+def test_short_query_values_are_not_redacted_from_server_text(
+    serve: Callable[..., LoopbackModelServer],
+) -> None:
+    server = serve(Reply(status=429, body=b"slow down", headers={"Retry-After": "1"}))
+    url = server.base_url + "?api-version=1&key=long-secret-1"
+    with (
+        OpenAICompatibleClient(url, "m", api_key_env=KEY_ENV) as client,
+        pytest.raises(ModelHTTPError) as caught,
+    ):
+        list(client.stream([UserMessage("hi")], []))
+    assert str(caught.value).endswith("?***): slow down — retry after 1 s")
+
+
+def test_shown_url_hides_user_info_query_and_fragment_of_any_text() -> None:
+    assert shown_url("https://api.example.com/v1") == "https://api.example.com/v1"
+    assert shown_url("https://k:v@h:1/p?q=1#f") == "https://***@h:1/p?***#***"
+    assert shown_url("h\x1b[2J@x") == "***@x"
+    assert shown_url("http://h/\u202ev1") == "http://h/\\u202ev1"
+
+
+# --- bounds: a hostile server cannot make the client read, hold or wait without end ---------
+
+
+class Counted:
+    """A bounded generator of chunks that counts how many the server got to send."""
+
+    def __init__(self, first: list[str], repeat: str | bytes, times: int) -> None:
+        self.first, self.repeat, self.times, self.sent = first, repeat, times, 0
+
+    def __iter__(self) -> Iterator[str | bytes]:
+        yield from self.first
+        for _ in range(self.times):
+            self.sent += 1
+            yield self.repeat
+
+
+def test_an_endless_unterminated_line_stops_at_the_default_byte_limit(
+    tmp_path: Path, serve: Callable[..., LoopbackModelServer]
+) -> None:
+    limit = ReplyLimits().max_reply_bytes
+    piece = b"x" * (256 * 1024)
+    chunks = Counted(["data: "], piece, 2 * limit // len(piece))  # 64 MiB offered
+    server = serve(Reply(chunks=chunks))
+    session = tmp_path / "s.jsonl"
+    with connect(server) as client, pytest.raises(ModelReplyTooLargeError) as caught:
+        run_agent("hi", client=client, session_path=session)
+    assert str(caught.value) == "model reply passes 33,554,432 bytes (max_reply_bytes)"
+    assert chunks.sent < chunks.times  # the client hung up; the server stopped sending
+    assert read_file(session) == on_disk(UserMessage("hi"))
+
+
+def test_a_reply_text_larger_than_the_byte_limit_is_refused_and_not_recorded(
+    tmp_path: Path, serve: Callable[..., LoopbackModelServer]
+) -> None:
+    chunks = Counted([], text_chunk("y" * 4000), 1000)  # ~4 MB of text
+    server = serve(Reply(chunks=chunks), Reply(chunks=Counted([], text_chunk("y" * 4000), 1000)))
+    session = tmp_path / "s.jsonl"
+    shown: list[str] = []
+    with (
+        connect(server, limits=ReplyLimits(max_reply_bytes=100_000)) as client,
+        pytest.raises(ModelReplyTooLargeError, match="passes 100,000 bytes"),
+    ):
+        shown.extend(str(event) for event in client.stream([UserMessage("hi")], []))
+    assert 0 < len(shown) < 30
+    with (
+        connect(server, limits=ReplyLimits(max_reply_bytes=100_000)) as client,
+        pytest.raises(ModelReplyTooLargeError),
+    ):
+        run_agent("hi", client=client, session_path=session)
+    assert read_file(session) == on_disk(UserMessage("hi"))
+
+
+def test_twenty_thousand_tool_calls_stop_at_the_limit_and_none_runs(
+    tmp_path: Path, serve: Callable[..., LoopbackModelServer]
+) -> None:
+    calls = (
+        call_chunk(n, id=f"c{n}", name="read", arguments='{"path":"a"}') for n in range(20_000)
+    )
+    server = serve(Reply(chunks=[*calls, finish_chunk("tool_calls"), DONE]))
+    session = tmp_path / "s.jsonl"
+    ran: list[JSON] = []
+    with (
+        connect(server) as client,
+        pytest.raises(
+            ModelReplyTooLargeError, match=r"more than 128 tool calls \(max_tool_calls\)"
+        ),
+    ):
+        run_agent("hi", client=client, tools=[reading_tool(ran)], session_path=session)
+    assert ran == []
+    assert read_file(session) == on_disk(UserMessage("hi"))
+
+
+def test_the_tool_call_limit_admits_exactly_its_number() -> None:
+    def payload(calls: int) -> list[str]:
+        deltas = [
+            {"index": n, "id": f"c{n}", "function": {"name": "t", "arguments": "{}"}}
+            for n in range(calls)
+        ]
+        return [json.dumps({"choices": [{"delta": {"tool_calls": deltas}, "finish_reason": "x"}]})]
+
+    assert len(list(reply_events(payload(128), []))) == 128
+    with pytest.raises(ModelReplyTooLargeError):
+        list(reply_events(payload(129), []))
+    assert len(list(reply_events(payload(3), [], limits=ReplyLimits(max_tool_calls=3)))) == 3
+
+
+def test_a_huge_tool_argument_is_refused_before_it_reaches_the_tool(
+    tmp_path: Path, serve: Callable[..., LoopbackModelServer]
+) -> None:
+    piece = call_chunk(0, arguments="a" * 65536)
+    chunks = Counted([call_chunk(0, id="c", name="read", arguments='{"path":"')], piece, 1024)
+    server = serve(Reply(chunks=chunks))  # a 64 MiB argument offered
+    session = tmp_path / "s.jsonl"
+    ran: list[JSON] = []
+    with (
+        connect(server) as client,
+        pytest.raises(ModelReplyTooLargeError, match="pass 1,048,576 characters"),
+    ):
+        run_agent("hi", client=client, tools=[reading_tool(ran)], session_path=session)
+    assert ran == []
+    assert chunks.sent < chunks.times
+    assert read_file(session) == on_disk(UserMessage("hi"))
+
+
+def test_the_argument_limit_admits_exactly_its_size() -> None:
+    def payload(arguments: str) -> str:
+        delta = {"index": 0, "id": "c", "function": {"name": "t", "arguments": arguments}}
+        return json.dumps({"choices": [{"delta": {"tool_calls": [delta]}, "finish_reason": "x"}]})
+
+    limits = ReplyLimits(max_argument_chars=10)
+    [event] = reply_events([payload('"12345678"')], [], limits=limits)
+    assert isinstance(event, ToolCallEvent) and event.call.input == "12345678"
+    with pytest.raises(ModelReplyTooLargeError, match="pass 10 characters"):
+        list(reply_events([payload('"123456789"')], [], limits=limits))
+
+
+def test_keep_alive_comments_do_not_hold_a_client_past_its_timeout(
+    tmp_path: Path, serve: Callable[..., LoopbackModelServer]
+) -> None:
+    comments = Counted([text_chunk("start")], ": keep-alive\n\n", 400)  # 20 s of them
+    server = serve(Reply(chunks=comments, interval=0.05))
+    session = tmp_path / "s.jsonl"
+    with (
+        connect(server, timeout=0.5) as client,
+        pytest.raises(ModelTimeoutError, match=r"sent no reply data for 0\.5 s"),
+    ):
+        run_agent("hi", client=client, session_path=session)
+    assert comments.sent < comments.times  # the client left long before the server was done
+    assert read_file(session) == on_disk(UserMessage("hi"))
+
+
+def test_a_reply_trickling_data_ends_at_the_deadline(
+    tmp_path: Path, serve: Callable[..., LoopbackModelServer]
+) -> None:
+    trickle = Counted([], text_chunk("."), 400)  # 20 s of one-character pieces
+    server = serve(Reply(chunks=trickle, interval=0.05))
+    streamed: list[object] = []
+    with (
+        connect(server, timeout=5, deadline=1) as client,
+        pytest.raises(ModelTimeoutError, match="was not complete within the 1 s deadline"),
+    ):
+        streamed.extend(client.stream([UserMessage("hi")], []))
+    assert 0 < len(streamed) < trickle.times
+
+
+def test_a_head_sent_a_byte_at_a_time_ends_at_the_deadline(
+    tmp_path: Path, serve: Callable[..., LoopbackModelServer]
+) -> None:
+    server = serve(Reply(chunks=[text_chunk("never seen"), DONE], trickle=0.05))  # 25 s of head
+    session = tmp_path / "s.jsonl"
+    with (
+        connect(server, timeout=5, deadline=1) as client,
+        pytest.raises(ModelTimeoutError, match="within the 1 s deadline"),
+    ):
+        run_agent("hi", client=client, session_path=session)
+    assert 0 < server.head_bytes_sent < 500  # the client left while the head still trickled
+    assert read_file(session) == on_disk(UserMessage("hi"))
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.sampled_from(["a", "é", "世", "\u2028", "\r", "\n", "\r\n", ":", " "]), max_size=40
+    ),
+    st.lists(st.integers(min_value=0, max_value=60), max_size=8),
+)
+def test_sse_lines_are_the_same_however_the_bytes_are_cut(
+    pieces: list[str], cuts: list[int]
+) -> None:
+    text = "".join(pieces)
+    data = text.encode("utf-8")
+    bounds = sorted({0, len(data), *(cut for cut in cuts if cut < len(data))})
+    chunks = [data[start:end] for start, end in itertools.pairwise(bounds)]
+    expected = re.split(r"\r\n|\r|\n", text)
+    if expected[-1] == "":
+        expected.pop()  # a last line break ends the last line; it starts no new one
+    assert list(sse_lines(chunks)) == expected

@@ -9,12 +9,19 @@ Model output is untrusted JSON, narrowed as the chapter's `toolInput` does.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
+import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from ..json_form import JSON, describe_error, json_type, parse, stringify
 from ..messages import (
@@ -27,13 +34,20 @@ from ..messages import (
 from ..model_client import StreamEvent, TextDelta, ToolCallEvent
 from ..session import record
 from ..tools import Tool
+from ..visible import visible_line
 
 if TYPE_CHECKING:
     import httpx
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-DEFAULT_TIMEOUT = 60.0  # seconds, for connecting and for each wait on the next bytes
+DEFAULT_TIMEOUT = 60.0  # seconds: connecting, and each wait for the reply's next data
+DEFAULT_DEADLINE = 600.0  # seconds: one whole request, from connecting to its last byte
 DONE = "[DONE]"
+MiB = 1 << 20
+QUOTED_CHARS = 80  # how much of a bad payload an error quotes
+ERROR_CHARS = 300  # how much of a server's own error message
+ERROR_BODY_BYTES = 64 * 1024  # how much of an HTTP error's body is read
+MIN_URL_SECRET = 6  # characters: shorter parts of a URL's user-info or query are not redacted
 NEEDS_LIVE_EXTRA = "the live model client needs httpx: pip install -e '.[live]'"
 
 
@@ -69,6 +83,111 @@ class ModelConnectionError(ModelClientError):
 
 class ModelStreamError(ModelClientError):
     """The reply stream was cut, malformed, or reported an error before it was complete."""
+
+
+class ModelReplyTooLargeError(ModelStreamError):
+    """The reply passed one of the client's `ReplyLimits`; reading stopped there."""
+
+
+@dataclass(frozen=True)
+class ReplyLimits:
+    """What one reply may hold. Past any limit the request fails (`ModelReplyTooLargeError`)
+    as soon as the limit is passed, and nothing of the reply is recorded.
+
+    Each lies well above one reply of any current model (at most ~128k output tokens), so a
+    real reply never meets it, and a broken or hostile server meets it early.
+    """
+
+    max_reply_bytes: int = 32 * MiB  # the event stream as sent (~230 B a one-token chunk)
+    max_tool_calls: int = 128  # in one reply; OpenAI's API takes at most 128 tools a request
+    max_argument_chars: int = 1 * MiB  # one call's arguments: ~250k tokens of JSON text
+
+
+# --- secrets: the key and the URL's credentials reach no error, log or screen -------------
+
+Redact = Callable[[str], str]
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def redactor(secrets: Iterable[str]) -> Redact:
+    """A function that writes `***` for every secret in a text, in any letter case."""
+    found = sorted({secret for secret in secrets if secret}, key=len, reverse=True)
+    if not found:
+        return _unchanged
+    pattern = re.compile("|".join(map(re.escape, found)), re.IGNORECASE)
+    return lambda text: pattern.sub("***", text)
+
+
+def shown_url(url: str) -> str:
+    """`url` as it may be printed: user-info, query and fragment are `***`, invisible
+    characters escaped. Works on any text, a malformed URL included."""
+    rest, hash_mark, fragment = url.partition("#")
+    rest, question_mark, query = rest.partition("?")
+    scheme_end = rest.find("://")
+    authority = scheme_end + 3 if scheme_end >= 0 else 0
+    at = rest.rfind("@")  # past the authority too: hiding too much is the safe side
+    if at >= authority:
+        rest = f"{rest[:authority]}***{rest[at:]}"
+    shown = rest + ("?***" if question_mark and query else question_mark)
+    shown += "#***" if hash_mark and fragment else hash_mark
+    return visible_line(shown, 200)
+
+
+def check_base_url(url: str) -> SplitResult:
+    """The parts of an `http://` or `https://` API root; `ValueError` (quoting the URL as
+    `shown_url` does) when it is not one."""
+    if any(char.isspace() or not char.isprintable() for char in url):
+        raise ValueError(f"the base URL holds a space or an invisible character: {shown_url(url)}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # raises on a port that is not a number in 0-65535
+    except ValueError:
+        raise ValueError(f"not a URL: {shown_url(url)}") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http:// or https:// URL: {shown_url(url)}")
+    if "#" in url:
+        raise ValueError(f"a base URL has no #fragment: {shown_url(url)}")
+    return parts
+
+
+def url_secrets(parts: SplitResult) -> list[str]:
+    """What of a URL is secret, as written and percent-decoded: its user-info and query,
+    whole and in parts. Parts shorter than `MIN_URL_SECRET` are left out: redacting `1`
+    (`?api-version=1`) would garble every message, and so short a value guards nothing."""
+    userinfo = parts.netloc.rpartition("@")[0]
+    found = [userinfo, *userinfo.split(":", 1), parts.query]
+    for pair in parts.query.split("&"):
+        found.extend(pair.split("=", 1)[1:])
+    decoded = (text for raw in found for text in (raw, unquote(raw)))
+    return [text for text in decoded if len(text) >= MIN_URL_SECRET]
+
+
+# httpx logs each request's URL and the server's reason phrase (INFO); httpcore, every
+# response header (DEBUG). A filter on a logger does not reach its children: name each one.
+_HTTP_LOGGERS = (
+    "httpx",
+    *(f"httpcore.{name}" for name in ("connection", "http11", "http2", "proxy", "socks")),
+)
+
+
+class _RedactedLog(logging.Filter):
+    """Redacts the records of the HTTP loggers while a client that knows the secrets is open."""
+
+    def __init__(self, redact: Redact) -> None:
+        super().__init__()
+        self.redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self.redact(record.getMessage()), ()
+        return True
+
+
+def quote(text: str, redact: Redact, limit: int = QUOTED_CHARS) -> str:
+    """Server text in an error message: secrets out first, then cut and made visible."""
+    return visible_line(redact(text), limit)
 
 
 # --- our messages and tools -> the wire ---------------------------------------------------
@@ -128,32 +247,32 @@ def sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:
 
     Lines end at CRLF, LF or CR only (the SSE rule) — never at U+2028 and the other breaks
     that `str.splitlines()` (and so httpx's `iter_lines`) also split on, since JSON strings
-    may carry them raw. A last line without its end is yielded too.
+    may carry them raw. A last line without its end is yielded too. Linear: each chunk is
+    split once, and an unfinished line waits in pieces, joined once when it ends.
     """
     decoder = codecs.getincrementaldecoder("utf-8")()
-    pending = ""
+    pieces: list[str] = []  # the unfinished line
+    after_cr = False  # the text so far ends in CR: a LF that comes next belongs to it
     for chunk in chunks:
-        pending += _decode(decoder, chunk)
-        start = 0
-        while True:
-            cr, lf = pending.find("\r", start), pending.find("\n", start)
-            if cr == -1 and lf == -1:
-                break
-            if cr != -1 and (lf == -1 or cr < lf):
-                if cr + 1 == len(pending):
-                    break  # a CR at the end of the chunk may be the first half of a CRLF
-                end = cr + 2 if pending[cr + 1] == "\n" else cr + 1
-                yield pending[start:cr]
-            else:
-                end = lf + 1
-                yield pending[start:lf]
-            start = end
-        pending = pending[start:]
-    pending += _decode(decoder, b"", final=True)
-    if pending.endswith("\r"):
-        yield pending[:-1]
-    elif pending:
-        yield pending
+        text = _decode(decoder, chunk)
+        if not text:
+            continue  # e.g. half a character
+        if after_cr and text.startswith("\n"):
+            text = text[1:]
+        after_cr = text.endswith("\r")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        *ended, rest = text.split("\n")
+        if ended:
+            pieces.append(ended[0])
+            yield "".join(pieces)
+            pieces.clear()
+            yield from ended[1:]
+        if rest:
+            pieces.append(rest)
+    pieces.append(_decode(decoder, b"", final=True))
+    if any(pieces):
+        yield "".join(pieces)
 
 
 def _decode(decoder: codecs.IncrementalDecoder, chunk: bytes, final: bool = False) -> str:
@@ -209,35 +328,57 @@ class _CallParts:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    chars: int = 0  # of the arguments so far
 
 
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _add_call_delta(parts: dict[int, _CallParts], delta: object) -> None:
+def _add_call_delta(
+    parts: dict[int, _CallParts], delta: object, limits: ReplyLimits, redact: Redact
+) -> None:
     item = record(delta)
     if item is None:
-        raise ModelStreamError(f"model stream sent a tool call that is not an object: {delta!r}")
+        raise ModelStreamError(
+            f"model stream sent a tool call that is not an object: {quote(repr(delta), redact)}"
+        )
     index = item.get("index")
     if isinstance(index, bool) or not isinstance(index, int):
         index = max(parts, default=-1) + 1  # no index: a whole call in one piece (older Ollama)
+    if index not in parts and len(parts) == limits.max_tool_calls:
+        raise ModelReplyTooLargeError(
+            f"model reply asks for more than {limits.max_tool_calls} tool calls (max_tool_calls)"
+        )
     call = parts.setdefault(index, _CallParts())
     call.id = call.id or _text(item.get("id"))  # some servers repeat id and name on every piece
     function = record(item.get("function")) or {}
     call.name = call.name or _text(function.get("name"))
     arguments = function.get("arguments")
-    if isinstance(arguments, str):
-        call.arguments.append(arguments)
-    elif arguments is not None:
-        call.arguments.append(stringify(arguments))  # already parsed by the server
+    if arguments is None:
+        return
+    piece = arguments if isinstance(arguments, str) else stringify(arguments)  # parsed already
+    call.chars += len(piece)
+    if call.chars > limits.max_argument_chars:
+        raise ModelReplyTooLargeError(
+            f"model reply holds a tool call whose arguments pass {limits.max_argument_chars:,} "
+            "characters (max_argument_chars)"
+        )
+    call.arguments.append(piece)
 
 
-def reply_events(payloads: Iterable[str], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
+def reply_events(
+    payloads: Iterable[str],
+    tools: Sequence[Tool],
+    *,
+    limits: ReplyLimits = ReplyLimits(),
+    redact: Redact = _unchanged,
+) -> Iterator[StreamEvent]:
     """Events of one reply from its event-stream payloads: text as it comes, calls at the end.
 
     The reply is complete at `[DONE]`, or at the end of a stream that gave a `finish_reason`;
-    a stream that ends before either raises `ModelStreamError`.
+    a stream that ends before either raises `ModelStreamError`, one that passes `limits`
+    `ModelReplyTooLargeError`. Server text quoted in an error passes `redact` first.
     """
     parts: dict[int, _CallParts] = {}
     finished = False
@@ -247,17 +388,18 @@ def reply_events(payloads: Iterable[str], tools: Sequence[Tool]) -> Iterator[Str
             break
         try:
             chunk = record(parse(payload))
-        except (ValueError, RecursionError) as err:
+        except (ValueError, RecursionError):
             raise ModelStreamError(
-                f"model stream sent data that is not JSON: {payload[:80]!r}"
-            ) from err
+                f"model stream sent data that is not JSON: {quote(payload, redact)}"
+            ) from None  # the decoding error quotes the payload too
         if chunk is None:
             raise ModelStreamError(
-                f"model stream sent data that is not an object: {payload[:80]!r}"
+                f"model stream sent data that is not an object: {quote(payload, redact)}"
             )
         if chunk.get("error") is not None:
             raise ModelStreamError(
-                f"model server reported an error mid-stream: {_error_text(chunk)}"
+                "model server reported an error mid-stream: "
+                + quote(_error_text(chunk), redact, ERROR_CHARS)
             )
         choices = chunk.get("choices")
         first = record(choices[0]) if isinstance(choices, list) and choices else None
@@ -270,7 +412,7 @@ def reply_events(payloads: Iterable[str], tools: Sequence[Tool]) -> Iterator[Str
         call_deltas = delta.get("tool_calls")
         if isinstance(call_deltas, list):
             for call_delta in call_deltas:
-                _add_call_delta(parts, call_delta)
+                _add_call_delta(parts, call_delta, limits, redact)
         if first.get("finish_reason") is not None:
             finished = True
     if not finished:
@@ -299,11 +441,98 @@ def _error_text(body: object) -> str:
 # --- the client ----------------------------------------------------------------------------
 
 
+class _Watch:
+    """One request's bounds while its reply streams in: bytes read, time since the last
+    data (keep-alive comments do not count), and the whole request's deadline.
+
+    The deadline also holds where no byte arrives at all (connecting, waiting for headers,
+    a read that blocks): a timer shuts the request's socket down when it passes, and the
+    read in progress returns at once.
+    """
+
+    def __init__(self, timeout: float, deadline: float, limits: ReplyLimits, where: str) -> None:
+        self.timeout, self.deadline, self.limits, self.where = timeout, deadline, limits, where
+        self.ends = time.monotonic() + deadline
+        self.last_data = time.monotonic()
+        self.received = 0
+        self.passed = False  # the timer fired
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(deadline, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Watch:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def trace(self, event: str, info: dict[str, object]) -> None:
+        """httpcore's trace hook: keep the socket of each connection this request opens."""
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            get_extra_info = getattr(stream, "get_extra_info", None)
+            sock = get_extra_info("socket") if get_extra_info is not None else None
+            if isinstance(sock, socket.socket):
+                with self._lock:
+                    self._sockets.append(sock)
+                    if self.passed:
+                        _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.passed = True
+            for sock in self._sockets:
+                _shut(sock)
+
+    def headers_read(self) -> None:
+        self.last_data = time.monotonic()
+
+    def chunks(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            self.received += len(chunk)
+            if self.received > self.limits.max_reply_bytes:
+                raise ModelReplyTooLargeError(
+                    f"model reply passes {self.limits.max_reply_bytes:,} bytes (max_reply_bytes)"
+                )
+            now = time.monotonic()
+            if self.passed or now > self.ends:
+                raise self.too_late()
+            if now - self.last_data > self.timeout:
+                raise ModelTimeoutError(
+                    f"model server sent no reply data for {self.timeout:g} s {self.where}"
+                )
+            yield chunk
+
+    def data(self, payloads: Iterable[str]) -> Iterator[str]:
+        for payload in payloads:
+            self.last_data = time.monotonic()
+            yield payload
+
+    def too_late(self) -> ModelTimeoutError:
+        return ModelTimeoutError(
+            f"model reply was not complete within the {self.deadline:g} s deadline {self.where}"
+        )
+
+
+def _shut(sock: socket.socket) -> None:
+    # Wakes a read blocked on this socket; a socket already closed raises, and is left be.
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
 class OpenAICompatibleClient:
     """`stream(messages, tools)` against `POST {base_url}/chat/completions` with `stream: true`.
 
     The API key is read from the environment variable `api_key_env` (none is sent when it is
-    unset, as local servers need none); it is never part of a repr or an error message.
+    unset, as local servers need none). The key, and the user-info and query of `base_url`,
+    are never part of a repr or an error message: every text a server sends is redacted
+    before it is quoted, and every URL is shown as `shown_url` shows it.
+
+    Bounds: `timeout` for connecting and for each wait for the reply's next data (keep-alive
+    comments do not count as data), `deadline` for the whole request, and `limits` for what
+    one reply may hold. Each ends the request with an error; nothing of the reply is kept.
     """
 
     def __init__(
@@ -313,74 +542,110 @@ class OpenAICompatibleClient:
         *,
         api_key_env: str = DEFAULT_API_KEY_ENV,
         timeout: float = DEFAULT_TIMEOUT,
+        deadline: float = DEFAULT_DEADLINE,
+        limits: ReplyLimits = ReplyLimits(),
     ) -> None:
+        parts = check_base_url(base_url)
         http = _httpx()
-        self.base_url = base_url.rstrip("/")
+        path = parts.path.rstrip("/")
+        host = parts.netloc.rpartition("@")[2]
+        self.base_url = shown_url(urlunsplit(parts._replace(path=path)))
+        self.url = shown_url(urlunsplit(parts._replace(path=path + "/chat/completions")))
+        self._endpoint = urlunsplit(parts._replace(netloc=host, path=path + "/chat/completions"))
         self.model = model
         self.api_key_env = api_key_env
         self.timeout = timeout
+        self.deadline = deadline
+        self.limits = limits
         self._api_key = os.environ.get(api_key_env) or None
+        self._redact = redactor([self._api_key or "", *url_secrets(parts)])
+        self._log_filter = _RedactedLog(self._redact)
         headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
         if self._api_key is not None:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        self._http = http.Client(headers=headers, timeout=http.Timeout(timeout))
-
-    @property
-    def url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+        auth = None
+        if "@" in parts.netloc:  # sent as a header, so that no log line carries it in the URL
+            auth = (unquote(parts.username or ""), unquote(parts.password or ""))
+        self._http = http.Client(
+            headers=headers,
+            auth=auth,
+            timeout=http.Timeout(timeout),
+            # A fresh connection per request: its socket is the one the deadline can shut.
+            limits=http.Limits(max_keepalive_connections=0),
+        )
+        for name in _HTTP_LOGGERS:  # removed by `close`
+            logging.getLogger(name).addFilter(self._log_filter)
 
     def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
         body = stringify(request_body(self.model, messages, tools)).encode("utf-8")
         http = _httpx()
-        try:
-            with self._http.stream("POST", self.url, content=body) as response:
-                self._check(response)
-                yield from reply_events(sse_data(sse_lines(response.iter_bytes())), tools)
-        except http.TimeoutException as err:
-            raise ModelTimeoutError(
-                f"model server sent nothing for {self.timeout:g} s (POST {self.url})"
-            ) from err
-        except http.ConnectError as err:
-            raise ModelConnectionError(
-                f"cannot reach the model server at {self.url}: {err}"
-            ) from err
-        except (http.RemoteProtocolError, http.ReadError) as err:
-            raise ModelStreamError(
-                f"model stream was cut before the reply was complete: {self._redact(str(err))}"
-            ) from err
-        except http.HTTPError as err:
-            raise ModelClientError(
-                f"model request failed (POST {self.url}): {self._redact(str(err))}"
-            ) from err
-
-    def _check(self, response: httpx.Response) -> None:
-        if response.status_code >= 400:
-            response.read()
+        where = f"(POST {self.url})"
+        with _Watch(self.timeout, self.deadline, self.limits, where) as watch:
             try:
-                detail = _error_text(json.loads(response.text))
+                with self._http.stream(
+                    "POST", self._endpoint, content=body, extensions={"trace": watch.trace}
+                ) as response:
+                    self._check(response, where)
+                    watch.headers_read()
+                    lines = sse_lines(watch.chunks(response.iter_bytes()))
+                    payloads = watch.data(sse_data(lines))
+                    yield from reply_events(
+                        payloads, tools, limits=self.limits, redact=self._redact
+                    )
+            except http.HTTPError as err:
+                raise self._failure(err, watch, where) from None
+
+    def _failure(self, err: Exception, watch: _Watch, where: str) -> ModelClientError:
+        """Our error for httpx's `err`, quoting nothing a secret could hide in unredacted."""
+        http = _httpx()
+        if watch.passed:
+            return watch.too_late()
+        said = self._redact(str(err))
+        if isinstance(err, http.TimeoutException):
+            return ModelTimeoutError(f"model server sent nothing for {self.timeout:g} s {where}")
+        if isinstance(err, http.ConnectError):
+            return ModelConnectionError(f"cannot reach the model server at {self.url}: {said}")
+        if isinstance(err, (http.RemoteProtocolError, http.ReadError)):
+            return ModelStreamError(f"model stream was cut before the reply was complete: {said}")
+        return ModelClientError(f"model request failed {where}: {said}")
+
+    def _check(self, response: httpx.Response, where: str) -> None:
+        if response.status_code >= 400:
+            raw = bytearray()
+            for chunk in response.iter_bytes():  # an error body is read up to a bound only
+                raw += chunk
+                if len(raw) >= ERROR_BODY_BYTES:
+                    break
+            text = raw[:ERROR_BODY_BYTES].decode("utf-8", "replace")
+            try:
+                detail = _error_text(json.loads(text))
             except ValueError:
-                detail = response.text.strip()[:300] or "(empty body)"
+                detail = text.strip() or "(empty body)"
             hint = ""
             if response.status_code in (401, 403):
                 hint = f" — is ${self.api_key_env} set to a valid key?"
             elif response.headers.get("retry-after"):
-                hint = f" — retry after {response.headers['retry-after']} s"
+                hint = f" — retry after {quote(response.headers['retry-after'], self._redact)} s"
+            status = f"{response.status_code} {quote(response.reason_phrase, self._redact)}"
             raise ModelHTTPError(
-                f"model server answered HTTP {response.status_code} {response.reason_phrase} "
-                f"(POST {self.url}): {self._redact(detail)}{hint}",
+                f"model server answered HTTP {status.strip()} {where}: "
+                f"{quote(detail, self._redact, ERROR_CHARS)}{hint}",
                 response.status_code,
             )
         kind = response.headers.get("content-type", "")
         if "text/event-stream" not in kind:
             raise ModelStreamError(
-                f"model server answered {kind or 'no content type'}, not an event stream "
-                f"(POST {self.url}): does it support stream: true?"
+                f"model server answered {quote(kind, self._redact) or 'no content type'}, "
+                f"not an event stream {where}: does it support stream: true?"
             )
 
-    def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
+    def redact(self, text: str) -> str:
+        """`text` with this client's secrets (key, URL user-info and query) as `***`."""
+        return self._redact(text)
 
     def close(self) -> None:
+        for name in _HTTP_LOGGERS:
+            logging.getLogger(name).removeFilter(self._log_filter)
         self._http.close()
 
     def __enter__(self) -> OpenAICompatibleClient:
