@@ -23,6 +23,11 @@ settings.register_profile(
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
+# Every Python the tests start writes UTF-8 to its pipes, which the tests read as UTF-8
+# (`encoding="utf-8"`, never the locale's guess): the same bytes on Linux, macOS and a Windows
+# code page. What a real GBK console does is tests/test_gbk_locale.py's job.
+os.environ["PYTHONIOENCODING"] = "utf-8"
+
 
 # Live-model tests: a loopback server, and nothing else on the network.
 
