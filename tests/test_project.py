@@ -60,8 +60,9 @@ def test_environment_yml_names_the_same_dependencies_as_pyproject() -> None:
     assert python.removeprefix("python") == project["requires-python"]
 
 
-def test_ci_runs_exactly_the_readme_test_command() -> None:
+def test_ci_runs_the_readme_system_step_then_its_test_command_at_its_strictest() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "make test" in readme and "make lab" in readme
-    assert ci.strip().splitlines()[-1] == "exec make test"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    for command in ("python kit.py lab", "python kit.py test", "python kit.py system"):
+        assert command in readme, command
+    assert ci[-2:] == ["python3 kit.py system", "exec python3 kit.py test --strict"]
