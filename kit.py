@@ -4,6 +4,7 @@
     python kit.py test            every check this machine can run, then what it skipped and why
     python kit.py test --quick    lint, types, unit/property/CLI tests, node differential (~1 min)
     python kit.py test --strict   the full tier; a part or a test that would be skipped fails
+    python kit.py test --only notebooks,node    just those parts (names: see --dry-run)
     python kit.py system          install the system packages the full tier needs (Debian, root)
     python kit.py site            build the browser edition into _site/
     python kit.py bench           the benchmarks (bench/README.md)
@@ -253,7 +254,7 @@ def ensure_pyodide() -> None:
 def lab(args: argparse.Namespace) -> int:
     extras = READER_EXTRAS + (BENCH_EXTRAS if args.bench else ())
     python = ensure_env(READER_ENV, extras)
-    command = [str(python), "-m", "jupyterlab", "--notebook-dir=notebooks", *args.jupyter]
+    command = [str(python), "-m", "jupyterlab", "--notebook-dir=notebooks", *args.rest]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
     say("opening JupyterLab on notebooks/ (Ctrl-C stops it)")
@@ -308,6 +309,7 @@ def test(args: argparse.Namespace) -> int:
         timings.append(f"lint {time.monotonic() - started:.0f} s")
     arguments = pytest_arguments(the_plan.run, strict)
     if arguments:
+        arguments += args.rest  # e.g. `python kit.py test --quick -k session -x`
         started = time.monotonic()
         say(f"python {' '.join(arguments)}")
         if subprocess.run([python, *arguments], cwd=ROOT, check=False).returncode:
@@ -417,13 +419,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     opened = commands.add_parser("lab", help="open JupyterLab on notebooks/")
     opened.add_argument("--bench", action="store_true", help="also notebook 08's packages")
-    opened.add_argument("jupyter", nargs=argparse.REMAINDER, help="passed to jupyter lab")
     opened.set_defaults(run=lab)
     tested = commands.add_parser("test", help="run the checks this machine can run")
     tiers = tested.add_mutually_exclusive_group()
     tiers.add_argument("--quick", action="store_true", help="the quick tier only")
-    tiers.add_argument("--strict", action="store_true", help="the full tier; no skip passes")
     tiers.add_argument("--only", action="append", metavar="PART[,PART]", help="these parts")
+    tested.add_argument(
+        "--strict", action="store_true", help="every selected part must run, no test may skip"
+    )
     tested.add_argument("--dry-run", action="store_true", help="say what would run, run nothing")
     tested.set_defaults(run=test)
     installed = commands.add_parser("system", help="apt-get what the full tier needs (root)")
@@ -434,7 +437,6 @@ def build_parser() -> argparse.ArgumentParser:
         ("soak", soak, "run the long fault soak"),
     ):
         command = commands.add_parser(name, help=text)
-        command.add_argument("rest", nargs=argparse.REMAINDER, help="passed on")
         command.set_defaults(run=run)
     return parser
 
@@ -442,7 +444,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.version_info < (3, 10):  # noqa: UP036 -- this file still runs on older Pythons, to say so
         sys.exit(f"kit: the kit needs Python >= 3.10; this is {sys.version.split()[0]}")
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)  # the rest goes to jupyter lab, pytest, ...
+    if rest and args.command == "system":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.rest = rest
     code: int = args.run(args)
     return code
 
