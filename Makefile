@@ -2,7 +2,7 @@
 # what the README's two commands are, on Windows, macOS and Linux alike.
 PYTHON ?= python3
 
-.PHONY: lab test quick system site bench soak
+.PHONY: lab test quick system site bench soak pyodide
 
 lab:
 	$(PYTHON) kit.py lab
@@ -18,3 +18,5 @@ bench:
 	$(PYTHON) kit.py bench
 soak:
 	$(PYTHON) kit.py soak
+pyodide:  # fetches Pyodide into .cache/ when missing, then runs the checks inside it
+	$(PYTHON) kit.py test --only pyodide
