@@ -77,7 +77,7 @@ def deny() -> Iterator[Callable[[Path, int], None]]:
     def deny(path: Path, mode: int) -> None:
         nonlocal dropped
         path.chmod(mode)
-        if os.geteuid() == 0 and not dropped:
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and not dropped:  # not on Windows
             _set_dac_override(False)
             dropped = True
 
