@@ -184,7 +184,7 @@ def pytest_arguments(parts: Sequence[Part], strict: bool) -> list[str]:
     chosen = {path for part in parts for path in part.tests}
     if not chosen:
         return []
-    paths = [path for path in ("tests", "notebooks") if path in chosen]
+    paths: list[str] = [path for path in ("tests", "notebooks") if path in chosen]
     if "tests" not in paths:  # only some test files: name them
         paths += sorted(path for path in chosen if path.startswith("tests/"))
     else:  # every test file but those of parts not running
@@ -288,6 +288,7 @@ def test(args: argparse.Namespace) -> int:
         report_skipped(the_plan.skipped)
         return 0
     python = str(ensure_env(DEV_ENV, DEV_EXTRAS))
+    began = time.monotonic()  # the tiers' time, without creating the environment
     names = {part.name for part in the_plan.run}
     if "pyodide" in names:
         ensure_pyodide()
@@ -296,33 +297,37 @@ def test(args: argparse.Namespace) -> int:
     mypy = None
     if "types" in names:  # mypy runs beside pytest: two cores, half the wait
         log = (DEV_ENV / "mypy.log").open("w", encoding="utf-8")
-        mypy = subprocess.Popen(
-            [python, "-m", "mypy"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
-        )
+        mypy = subprocess.Popen([python, "-m", "mypy"], cwd=ROOT, stdout=log, stderr=log)
         mypy_started = time.monotonic()
-    if "lint" in names:
-        started = time.monotonic()
-        for command in (["ruff", "check", "."], ["ruff", "format", "--check", "."]):
-            say(" ".join(command))
-            if subprocess.run([python, "-m", *command], cwd=ROOT, check=False).returncode:
-                failed.append(" ".join(command))
-        timings.append(f"lint {time.monotonic() - started:.0f} s")
-    arguments = pytest_arguments(the_plan.run, strict)
-    if arguments:
-        arguments += args.rest  # e.g. `python kit.py test --quick -k session -x`
-        started = time.monotonic()
-        say(f"python {' '.join(arguments)}")
-        if subprocess.run([python, *arguments], cwd=ROOT, check=False).returncode:
-            failed.append("pytest")
-        timings.append(f"pytest {time.monotonic() - started:.0f} s")
-    if mypy is not None:
-        code = mypy.wait()
-        log.close()
-        say("mypy")
-        print((DEV_ENV / "mypy.log").read_text(encoding="utf-8"), end="", flush=True)
-        if code:
-            failed.append("mypy")
-        timings.append(f"types {time.monotonic() - mypy_started:.0f} s (beside pytest)")
+    try:
+        if "lint" in names:
+            started = time.monotonic()
+            for command in (["ruff", "check", "."], ["ruff", "format", "--check", "."]):
+                say(" ".join(command))
+                if subprocess.run([python, "-m", *command], cwd=ROOT, check=False).returncode:
+                    failed.append(" ".join(command))
+            timings.append(f"lint {time.monotonic() - started:.0f} s")
+        arguments = pytest_arguments(the_plan.run, strict)
+        if arguments:
+            arguments += args.rest  # e.g. `python kit.py test --quick -k session -x`
+            started = time.monotonic()
+            say(f"python {' '.join(arguments)}")
+            if subprocess.run([python, *arguments], cwd=ROOT, check=False).returncode:
+                failed.append("pytest")
+            timings.append(f"pytest {time.monotonic() - started:.0f} s")
+        if mypy is not None:
+            code = mypy.wait()
+            log.close()
+            say("mypy")
+            print((DEV_ENV / "mypy.log").read_text(encoding="utf-8"), end="", flush=True)
+            if code:
+                failed.append("mypy")
+            timings.append(f"types {time.monotonic() - mypy_started:.0f} s (beside pytest)")
+    finally:
+        if mypy is not None and mypy.poll() is None:  # interrupted: stop what we started
+            mypy.kill()
+            mypy.wait()
+    timings.append(f"in all {time.monotonic() - began:.0f} s")
     say(f"ran {', '.join(part.name for part in the_plan.run)}: {'; '.join(timings)}")
     report_skipped(the_plan.skipped)
     if failed:
