@@ -58,7 +58,7 @@ CHROMIUM = Path("/usr/bin/chromium")  # the browser tests drive Debian's Chromiu
 CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")  # Chinese text in screenshots
 GBK_LOCALE = "zh_CN.GBK"  # the locale of a Chinese Windows machine, as glibc spells it
 DEBIAN_PACKAGES = ("chromium", "fonts-wqy-microhei", "locales", "nodejs", "npm")
-SYSTEM = "python3 kit.py system  (as root, Debian/Ubuntu)"
+SYSTEM = "python3 kit.py system  (as root, on Debian)"
 
 NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "notebooks/sanitize.cfg")
 
