@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -79,18 +80,16 @@ def _has_gbk_locale() -> bool:
 
 
 def _site_python() -> str | None:
-    for name in (os.environ.get("SITE_PYTHON"), "python3.13", "python3.12"):
-        path = name and shutil.which(name)
-        if path:
-            probe = subprocess.run(
-                [path, "-c", "import sys; print(sys.version_info >= (3, 12))"],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if probe.stdout.strip() == "True":
-                return path
-    return None
+    """The Python >= 3.12 the site build would use: site/build.py's own search (one rule)."""
+    spec = importlib.util.spec_from_file_location("site_build", ROOT / "site" / "build.py")
+    if spec is None or spec.loader is None:
+        return None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    try:
+        return str(build.find_build_python())
+    except SystemExit:  # it says "none was found" by exiting
+        return None
 
 
 def _needs_node() -> str | None:
@@ -153,7 +152,8 @@ PARTS = (
     Part("browser", "full", "the explorers in headless JupyterLab in Chromium",
          ("tests/test_browser.py",), _needs_chromium, SYSTEM),
     Part("site", "full", "the browser edition built, every notebook run in it offline",
-         ("tests/test_site.py",), _needs_site, f"{SYSTEM}; and a python3.12 or python3.13"),
+         ("tests/test_site.py",), _needs_site,
+         f"{SYSTEM}, and Python 3.12 or 3.13 (on PATH, in pyenv, or SITE_PYTHON=...)"),
 )  # fmt: skip
 BY_NAME = {part.name: part for part in PARTS}
 QUICK = tuple(part.name for part in PARTS if part.tier == "quick")
