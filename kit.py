@@ -2,7 +2,7 @@
 
     python kit.py lab             open JupyterLab on notebooks/ (the first run creates .venv/)
     python kit.py test            every check this machine can run, then what it skipped and why
-    python kit.py test --quick    lint, types, unit/property/CLI tests, node differential (~1 min)
+    python kit.py test --quick    lint, types, unit/property/CLI tests, node differential
     python kit.py test --strict   the full tier; a part or a test that would be skipped fails
     python kit.py test --only notebooks,node    just those parts (names: see --dry-run)
     python kit.py system          install the system packages the full tier needs (Debian, root)
@@ -117,6 +117,12 @@ def _needs_site() -> str | None:
     return why
 
 
+def _needs_linux() -> str | None:
+    if not sys.platform.startswith("linux"):
+        return "needs Linux (a tmpfs, mount --bind, /proc, a drop to an unprivileged user)"
+    return None
+
+
 def _needs_gbk() -> str | None:
     if not sys.platform.startswith("linux"):
         return "needs Linux with glibc locales (a real GBK locale)"
@@ -139,10 +145,13 @@ class Part:
 PARTS = (
     Part("lint", "quick", "ruff check, ruff format --check", (), lambda: None, ""),
     Part("types", "quick", "mypy --strict", (), lambda: None, ""),
-    Part("unit", "quick", "unit, property, CLI, fault and project tests", ("tests",),
+    Part("unit", "quick", "unit, property, CLI and project tests", ("tests",),
          lambda: None, ""),
     Part("node", "quick", "the on-disk format against the chapter's JavaScript in node",
          ("tests/test_node_differential.py",), _needs_node, SYSTEM),
+    Part("faults", "full", "real faults: full disks, SIGKILL, an unprivileged user (root: all)",
+         ("tests/test_faults.py", "tests/test_repair.py"), _needs_linux,
+         "python3 kit.py test --only faults, on Linux (as root, as CI runs it)"),
     Part("notebooks", "full", "every notebook re-run under strict nbval", ("notebooks",),
          lambda: None, ""),
     Part("gbk", "full", "the CLI, a session and a notebook under a real zh_CN.GBK locale",

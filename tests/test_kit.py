@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import kit
 
 if sys.version_info >= (3, 11):
@@ -59,6 +61,8 @@ def test_the_quick_tier_ignores_the_full_tiers_files_and_warns_on_default_encodi
     assert arguments[:2] == ["-X", "warn_default_encoding"]
     ignored = {argument.split("=", 1)[1] for argument in arguments if argument.startswith("--i")}
     assert ignored == {
+        "tests/test_faults.py",
+        "tests/test_repair.py",
         "tests/test_browser.py",
         "tests/test_gbk_locale.py",
         "tests/test_pyodide.py",
@@ -137,21 +141,10 @@ def test_runs():
 """
 
 
-def test_a_strict_run_fails_on_a_skipped_test_and_says_why(tmp_path: Path) -> None:
-    (tmp_path / "test_skipping.py").write_text(SKIPPING, encoding="utf-8")
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests.strict_skips"]
-    for strict, code, summary in (
-        (False, 0, "1 passed, 1 skipped"),
-        (True, 1, "1 failed, 1 passed"),
-    ):
-        done = subprocess.run(
-            [*command, *(["--fail-on-skip"] if strict else []), str(tmp_path)],
-            cwd=ROOT,
-            capture_output=True,
-            encoding="utf-8",
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == code, done.stdout
-        assert summary in done.stdout
-    assert "skipped in a strict run (--fail-on-skip): Skipped: no Chromium here" in done.stdout
+def test_a_strict_run_fails_on_a_skipped_test_and_says_why(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_skipping=SKIPPING)
+    relaxed = pytester.runpytest_inprocess("-p", "tests.strict_skips")
+    relaxed.assert_outcomes(passed=1, skipped=1)
+    strict = pytester.runpytest_inprocess("-p", "tests.strict_skips", "--fail-on-skip")
+    strict.assert_outcomes(passed=1, failed=1)
+    strict.stdout.fnmatch_lines(["*skipped in a strict run (--fail-on-skip): *no Chromium here*"])
