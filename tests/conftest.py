@@ -12,6 +12,8 @@ from hypothesis import HealthCheck, settings
 
 from .loopback_server import KEY, KEY_ENV, LoopbackModelServer, Reply
 
+pytest_plugins = ["pytester"]  # tests/test_kit.py runs pytest in-process on a made-up test file
+
 # CI runs more examples, derandomised so a red build can be replayed; locally, the default.
 settings.register_profile(
     "ci",
@@ -22,6 +24,11 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+# Every Python the tests start writes UTF-8 to its pipes, which the tests read as UTF-8
+# (`encoding="utf-8"`, never the locale's guess): the same bytes on Linux, macOS and a Windows
+# code page. What a real GBK console does is tests/test_gbk_locale.py's job.
+os.environ["PYTHONIOENCODING"] = "utf-8"
 
 
 # Live-model tests: a loopback server, and nothing else on the network.
@@ -72,7 +79,7 @@ def deny() -> Iterator[Callable[[Path, int], None]]:
     def deny(path: Path, mode: int) -> None:
         nonlocal dropped
         path.chmod(mode)
-        if os.geteuid() == 0 and not dropped:
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and not dropped:  # not on Windows
             _set_dac_override(False)
             dropped = True
 

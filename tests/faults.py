@@ -42,7 +42,7 @@ def small_tmpfs(folder: Path, size: int) -> Iterator[Path]:
     mounted = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(folder)],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
     )
     if mounted.returncode != 0:
         raise MountRefused(
@@ -168,7 +168,7 @@ def rlimit_trials(folder: Path, trials: int, seed: int) -> Tally:
         [sys.executable, "-c", RLIMIT_TRIALS, str(folder / "s.jsonl"), str(trials), str(seed)],
         cwd=ROOT,
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=600,
     )
     assert run.returncode == 0, run.stderr
@@ -221,7 +221,7 @@ def kill_round(
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
-            text=True,
+            encoding="utf-8",
         )
         acked: list[int] = []
         reader = threading.Thread(target=_read_acks, args=(process.stdout, acked))
@@ -320,7 +320,7 @@ def racing_loads(
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
-            text=True,
+            encoding="utf-8",
         )
         for n in range(appenders)
     ]

@@ -438,7 +438,7 @@ def run_in_a_child(code: str, session: Path) -> subprocess.CompletedProcess[str]
         [sys.executable, "-c", textwrap.dedent(code), str(session)],
         env=env,
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=60,
     )
 

@@ -57,7 +57,7 @@ def descendants(pid: int) -> set[int]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            stat = (entry / "stat").read_text(encoding="utf-8")
         except OSError:
             continue
         parent = int(stat.rsplit(")", 1)[1].split()[1])
@@ -74,7 +74,7 @@ def descendants(pid: int) -> set[int]:
 
 def alive(pid: int) -> bool:
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has already stopped
@@ -108,13 +108,15 @@ def wait_until_serving(lab: Lab, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if lab.process.poll() is not None:
-            pytest.fail(f"JupyterLab exited early:\n{lab.log.read_text()[-3000:]}")
+            pytest.fail(f"JupyterLab exited early:\n{lab.log.read_text(encoding='utf-8')[-3000:]}")
         try:
             with urllib.request.urlopen(f"{lab.url}/api/status?token={TOKEN}", timeout=2):
                 return
         except OSError:
             time.sleep(0.5)
-    pytest.fail(f"JupyterLab did not answer in {timeout} s:\n{lab.log.read_text()[-3000:]}")
+    pytest.fail(
+        f"JupyterLab did not answer in {timeout} s:\n{lab.log.read_text(encoding='utf-8')[-3000:]}"
+    )
 
 
 def stop(lab: Lab) -> set[int]:

@@ -92,7 +92,7 @@ def test_the_console_script_is_declared_and_runs(tmp_path: Path) -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'^mini-agent = "mini_agent\.cli:program"$', pyproject, re.MULTILINE)
     script = Path(sys.executable).parent / "mini-agent"
-    done = subprocess.run([script, "--help"], capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run([script, "--help"], capture_output=True, encoding="utf-8", cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("usage: mini-agent ")
 
 
@@ -117,7 +117,9 @@ def test_check_points_at_the_bad_line_with_a_visible_excerpt(tmp_path: Path) -> 
 
 def test_check_names_a_bad_record(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_text('{"role":"user","content":"x"}\n{"role":"assistant","content":"y"}\n')
+    path.write_text(
+        '{"role":"user","content":"x"}\n{"role":"assistant","content":"y"}\n', encoding="utf-8"
+    )
     run = cli("check", "s.jsonl", cwd=tmp_path)
     assert run.code == 1
     assert run.err.splitlines()[0] == (
@@ -128,7 +130,7 @@ def test_check_names_a_bad_record(tmp_path: Path) -> None:
 
 def test_check_shows_the_part_of_a_long_line_where_it_breaks(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_text('{"role":"user","content":"' + "x" * 500 + '"}}\n')
+    path.write_text('{"role":"user","content":"' + "x" * 500 + '"}}\n', encoding="utf-8")
     run = cli("check", "s.jsonl", cwd=tmp_path)
     excerpt = run.err.splitlines()[1]
     assert excerpt.startswith("  1 | …") and "}}" in excerpt and len(excerpt) < 90
@@ -207,7 +209,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 def peak_kib(what: str, path: Path) -> int:
     done = subprocess.run(
         [sys.executable, "-c", MEASURE, what, str(path)],
-        capture_output=True, text=True, timeout=120, check=False, cwd=ROOT,
+        capture_output=True, encoding="utf-8", timeout=120, check=False, cwd=ROOT,
     )  # fmt: skip
     assert done.stdout.strip().isdigit(), done.stderr
     return int(done.stdout)
@@ -330,7 +332,7 @@ def test_demo_records_an_unknown_tool_as_an_error_result(tmp_path: Path) -> None
     for _ in range(3):
         run = cli("demo", "--session", "d.jsonl", cwd=tmp_path)
         assert run.code == 0
-    assert "unknown tool: write" in (tmp_path / "d.jsonl").read_text()
+    assert "unknown tool: write" in (tmp_path / "d.jsonl").read_text(encoding="utf-8")
     assert "tool write-1!" in cli("show", "d.jsonl", cwd=tmp_path).out
 
 

@@ -315,7 +315,9 @@ def test_a_record_number_out_of_range_is_not_json(tmp_path: Path) -> None:
     # JSON.parse makes 1e999 Infinity, which no session line can hold: refuse it on load
     path = tmp_path / "s.jsonl"
     call = {"role": "assistant", "content": "", "toolCalls": [{"id": "a", "name": "x", "input": 1}]}
-    path.write_text(json.dumps(call).replace('"input": 1', '"input": 1e999') + "\n")
+    path.write_text(
+        json.dumps(call).replace('"input": 1', '"input": 1e999') + "\n", encoding="utf-8"
+    )
     with pytest.raises(SessionFormatError, match=r"^invalid session JSON at line 1: number 1e999"):
         load_session(path)
 

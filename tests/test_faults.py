@@ -116,7 +116,9 @@ HALF_WRITER = textwrap.dedent(
 def waiting_flock_on(path: Path) -> bool:
     """Whether /proc/locks shows a process blocked waiting for a lock on `path`."""
     inode = path.stat().st_ino
-    return any("->" in line and f":{inode} " in line for line in Path("/proc/locks").open())
+    return any(
+        "->" in line and f":{inode} " in line for line in Path("/proc/locks").open(encoding="utf-8")
+    )
 
 
 def test_a_load_during_an_append_waits_for_the_whole_record(tmp_path: Path) -> None:
@@ -126,7 +128,7 @@ def test_a_load_during_an_append_waits_for_the_whole_record(tmp_path: Path) -> N
         append_session(path, message)
     writer = subprocess.Popen(
         [sys.executable, "-c", HALF_WRITER, str(path)],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8",
     )  # fmt: skip
     assert writer.stdout is not None and writer.stdin is not None
     assert writer.stdout.readline() == "half\n"  # half a record is in the file now
@@ -192,7 +194,7 @@ def test_a_child_forked_during_an_append_does_not_hold_the_lock(tmp_path: Path) 
     path.write_bytes(b'{"role":"user","content":"first"}')  # no newline: the guard runs `hold`
     parent = subprocess.Popen(
         [sys.executable, "-c", FORK_DURING_APPEND, str(path)],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8",
     )  # fmt: skip
     assert parent.stdout is not None and parent.stdin is not None
     assert parent.stdout.readline() == "appended\n"
@@ -320,7 +322,7 @@ def test_an_unprivileged_user_meets_the_mode_bits(
     path.chmod(mode)
     run = subprocess.run(
         [sys.executable, "-c", AS_NOBODY, str(home)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=60,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

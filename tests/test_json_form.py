@@ -294,7 +294,7 @@ def _run_at_the_limit(tmp_path: Path, recursion_limit: int) -> str:
     done = subprocess.run(
         [sys.executable, "-c", _RUN_AT_THE_LIMIT, str(folder), str(recursion_limit)],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=60,
         check=True,
     )

@@ -57,7 +57,7 @@ def test_every_public_function_works_without_the_unix_only_pieces(
     hidden, fcntl_kind, has_lock = PLATFORMS[platform]
     code = PRELUDE.format(hidden=hidden, fcntl=fcntl_kind, checks=str(CHECKS), folder=str(tmp_path))
     run = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, encoding="utf-8", timeout=120
     )
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
@@ -78,5 +78,7 @@ def test_the_prelude_really_hides_what_it_names(tmp_path: Path) -> None:
         print(missing)
         """
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, encoding="utf-8", timeout=60
+    )
     assert run.stdout.strip() == "['fcntl is gone']", run.stderr

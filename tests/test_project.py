@@ -60,8 +60,10 @@ def test_environment_yml_names_the_same_dependencies_as_pyproject() -> None:
     assert python.removeprefix("python") == project["requires-python"]
 
 
-def test_ci_runs_exactly_the_readme_test_command() -> None:
+def test_ci_runs_the_readme_system_step_then_its_test_command_at_its_strictest() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "make test" in readme and "make lab" in readme
-    assert ci.strip().splitlines()[-1] == "exec make test"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert "python kit.py lab" in readme and "python kit.py test" in readme  # the two commands
+    assert ci[-2:] == ["python3 kit.py system", "exec python3 kit.py test --strict"]
+    for command in ci[-2:]:  # what CI runs, the README says, word for word
+        assert f"`{command.removeprefix('exec ')}`" in readme, command

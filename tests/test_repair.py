@@ -45,7 +45,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "mini_agent", *args],
         cwd=cwd,
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=60,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
@@ -114,7 +114,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     mounted = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", str(mountpoint)],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
     )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
@@ -176,7 +176,7 @@ def test_a_bind_mounted_session_is_repaired_in_place(tmp_path: Path) -> None:
     target = folder / "s.jsonl"
     target.touch()
     mounted = subprocess.run(
-        ["mount", "--bind", str(source), str(target)], capture_output=True, text=True
+        ["mount", "--bind", str(source), str(target)], capture_output=True, encoding="utf-8"
     )
     if mounted.returncode != 0:
         pytest.skip(f"cannot bind-mount here: {mounted.stderr.strip()}")
@@ -212,7 +212,7 @@ def start_repair(path: Path) -> subprocess.Popen[str]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        encoding="utf-8",
     )
     assert process.stdout is not None and process.stdout.readline() == "ready\n"
     return process

@@ -96,7 +96,7 @@ def site() -> Path:
     build = subprocess.run(
         [sys.executable, str(ROOT / "site" / "build.py"), "--out", str(SITE)],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=600,
         check=False,
     )

@@ -52,7 +52,7 @@ print(json.dumps({"modules": sorted(set(sys.modules) - before), "help_exit": cod
 def run_isolated() -> dict[str, object]:
     argument = json.dumps(sorted(NEEDS_AN_EXTRA))
     run = subprocess.run(
-        [sys.executable, "-c", SCRIPT, argument], capture_output=True, text=True, check=True
+        [sys.executable, "-c", SCRIPT, argument], capture_output=True, encoding="utf-8", check=True
     )
     result: dict[str, object] = json.loads(run.stdout)
     return result
@@ -75,12 +75,14 @@ def test_the_live_client_without_its_extra_says_how_to_get_it() -> None:
 def test_only_the_widgets_need_a_package_from_pypi() -> None:
     module = "mini_agent.teaching.explorers"
     blocked = SCRIPT.split("import mini_agent")[0] + f"import {module}\n"
-    run = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-c", blocked], capture_output=True, encoding="utf-8")
     assert run.returncode != 0 and f"blocked: {NEEDS_AN_EXTRA['explorers']}" in run.stderr
 
 
 def test_the_cli_imports_httpx_only_when_chat_talks_to_a_model() -> None:
     # httpx is installed here (`live` extra); `check` and friends still should not pay for it
     script = "import sys, mini_agent.cli, mini_agent.live.chat; print('httpx' in sys.modules)"
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, encoding="utf-8", check=True
+    )
     assert run.stdout.strip() == "False"
