@@ -17,8 +17,6 @@ non-recursive Python walk takes over where it would need more stack than the cal
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import math
 import re
@@ -49,24 +47,11 @@ def _unsupported(value: object) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-# Compact, non-ASCII as itself, NaN refused. No cycle check: the fast path is only taken for
-# values `_plain` walked whole, which holds no cycle. The C encoder is made once when there is
-# one (`JSONEncoder.encode` makes one per call: a sixth of a record's cost).
-_encode: Callable[[object], str]
-try:
-    from _json import make_encoder
-
-    _c_encode = make_encoder(
-        None, _unsupported, encode_basestring, None, ":", ",", False, False, False
-    )
-
-    def _encode(value: object) -> str:
-        return "".join(_c_encode(value, 0))
-
-except ImportError:  # pragma: no cover - CPython and Pyodide have _json
-    _encode = json.JSONEncoder(
-        ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
-    ).encode
+# Compact, non-ASCII as itself, NaN refused; only the public `json` API. No cycle check: the
+# fast path is only taken for values `_plain` walked whole, which holds no cycle.
+_encode: Callable[[object], str] = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
+).encode
 _PLAIN_DEPTH = 32  # deeper values take the iterative path
 _surrogate = re.compile("[\ud800-\udfff]")
 
@@ -436,23 +421,6 @@ def describe_error(err: BaseException) -> str:
     if isinstance(err, RecursionError):  # only when the caller's stack is all but used up
         return "nested too deeply for the call stack left"
     return str(err)
-
-
-@contextlib.contextmanager
-def many_values() -> Iterator[None]:
-    """Pause the cycle collector while many values are read, as a session load reads them.
-
-    JSON values and the messages made of them hold no reference cycles, so the collector
-    finds nothing there; yet each batch of new objects starts a pass over all the others,
-    about a fifth of a large load (bench/README.md). The caller's setting is restored.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def same_json(left: object, right: object) -> bool:

@@ -111,7 +111,7 @@ def test_source_view_shows_the_package_code_beside_the_excerpt() -> None:
 def test_source_of_a_nested_block_stops_at_its_end() -> None:
     record = source_of(run_agent, part="def record")
     assert record.splitlines()[0] == "def record(message: Message) -> None:"
-    assert "append_session(session_path, message)" in record
+    assert "append_session(session_path, message, fsync=fsync)" in record
     assert "UserMessage(prompt)" not in record
     with pytest.raises(ValueError, match="0 blocks"):
         source_of(run_agent, part="def nowhere")

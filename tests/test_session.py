@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -436,13 +437,11 @@ def test_append_refuses_what_json_cannot_hold_and_keeps_the_file(
 @pytest.mark.parametrize(
     "message",
     [
-        UserMessage(None),  # type: ignore[arg-type]
-        ToolMessage("a", "x", is_error=1),  # type: ignore[arg-type]
         AssistantMessage("x", (ToolCall("a", "t", (1, 2)),)),  # type: ignore[arg-type]
         AssistantMessage("x", (ToolCall("a", "t", {1: "one"}),)),  # type: ignore[dict-item]
-        UserMessage("\ud83d\ude00"),  # two surrogate code points would load back as one emoji
+        AssistantMessage("x", (ToolCall("a", "t", "\ud83d\ude00"),)),  # a pair in an input
     ],
-    ids=["null-content", "int-is-error", "tuple-input", "int-keys", "surrogate-pair"],
+    ids=["tuple-input", "int-keys", "surrogate-pair-in-input"],
 )
 def test_append_refuses_a_message_that_would_not_load_back_unchanged(
     tmp_path: Path, message: Message
@@ -451,6 +450,41 @@ def test_append_refuses_a_message_that_would_not_load_back_unchanged(
     with pytest.raises(ValueError, match="would not load back unchanged"):
         append_session(path, message)
     assert not path.exists() or path.read_bytes() == b""
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda: UserMessage(None), "UserMessage.content must be a str, not NoneType"),  # type: ignore[arg-type]
+        (lambda: ToolMessage("a", "x", is_error=1), "ToolMessage.is_error must be a bool, not int"),  # type: ignore[arg-type]
+        (lambda: ToolMessage("a", b"x"), "ToolMessage.content must be a str, not bytes"),  # type: ignore[arg-type]
+        (
+            lambda: AssistantMessage("", [{"id": "a", "name": "t", "input": {}}]),  # type: ignore[list-item]
+            r"AssistantMessage.tool_calls\[0\] must be a ToolCall, not dict",
+        ),
+        (lambda: AssistantMessage("", "abc"), "tool_calls must be a sequence of ToolCall, not str"),  # type: ignore[arg-type]
+        (lambda: ToolCall(1, "t", None), "ToolCall.id must be a str, not int"),  # type: ignore[arg-type]
+    ],
+    ids=["null-content", "int-is-error", "bytes-content", "dict-call", "str-calls", "int-id"],
+)
+def test_constructors_refuse_a_wrong_type_at_once(make: Callable[[], object], says: str) -> None:
+    with pytest.raises(TypeError, match=says):
+        make()
+
+
+def test_tool_message_takes_its_fields_by_name() -> None:
+    by_name = ToolMessage(tool_call_id="a", content="result", is_error=True)
+    assert (by_name.tool_call_id, by_name.content, by_name.is_error) == ("a", "result", True)
+    assert repr(by_name) == "ToolMessage(tool_call_id='a', content='result', is_error=True)"
+
+
+def test_a_surrogate_pair_is_joined_when_the_message_is_made(tmp_path: Path) -> None:
+    # JavaScript holds "\ud83d\ude00" as the one character a load reads back: so do we
+    message = ToolMessage("a", "\ud83d\ude00 and a lone \ud800")
+    assert message.content == "😀 and a lone \ud800"
+    path = tmp_path / "s.jsonl"
+    append_session(path, message)
+    assert load_session(path) == [message]
 
 
 def test_format_errors_survive_pickling() -> None:

@@ -7,10 +7,21 @@ Never use these for anything but watching them go wrong.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ..messages import AssistantMessage, Message, ToolMessage, UserMessage
 from ..session import calls, record
+
+_M = TypeVar("_M", AssistantMessage, ToolMessage)
+
+
+def _as_typescript_holds(kind: type[_M], **fields: Any) -> _M:
+    """The message TypeScript's object literal would hold: no constructor checks its fields
+    (ours refuse a non-str content at once, which would hide the mistake shown here)."""
+    message = object.__new__(kind)
+    for name, value in fields.items():
+        object.__setattr__(message, name, value)
+    return message
 
 
 def parse_with_precondition_in_user_branch(value: object) -> Message | None:
@@ -24,10 +35,13 @@ def parse_with_precondition_in_user_branch(value: object) -> Message | None:
     if role == "user" and isinstance(content, str):
         return UserMessage(content)
     if role == "assistant" and (tool_calls := calls(item.get("toolCalls"))) is not None:
-        return AssistantMessage(unchecked, tool_calls)  # content was never checked
+        # content was never checked
+        return _as_typescript_holds(AssistantMessage, content=unchecked, tool_calls=tool_calls)
     call_id, is_error = item.get("toolCallId"), item.get("isError")
     if role == "tool" and isinstance(call_id, str) and isinstance(is_error, bool):
-        return ToolMessage(call_id, unchecked, is_error)  # nor here
+        return _as_typescript_holds(  # nor here
+            ToolMessage, tool_call_id=call_id, content=unchecked, is_error=is_error
+        )
     return None
 
 
