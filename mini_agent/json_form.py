@@ -187,7 +187,7 @@ def _key(key: object) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def _is_index(key: str) -> bool:
+def is_array_index(key: str) -> bool:
     """An array index: the canonical digits of an integer 0 ... 2**32 - 2."""
     return (
         len(key) <= 10
@@ -201,11 +201,11 @@ def _is_index(key: str) -> bool:
 def _items(value: dict[Any, Any]) -> list[tuple[str, Any]]:
     """An object's entries in JavaScript's order: array indexes ascending, then the rest."""
     items = [(_key(key), item) for key, item in value.items()]
-    indexes = [entry for entry in items if _is_index(entry[0])]
+    indexes = [entry for entry in items if is_array_index(entry[0])]
     if not indexes:
         return items
     indexes.sort(key=lambda entry: int(entry[0]))
-    return indexes + [entry for entry in items if not _is_index(entry[0])]
+    return indexes + [entry for entry in items if not is_array_index(entry[0])]
 
 
 def _scalar(value: object) -> str:

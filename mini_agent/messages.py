@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, TypeAlias
 
-from .json_form import JSON, same_json, stringify
+from .json_form import JSON, is_array_index, same_json, stringify
 
 Role = Literal["user", "assistant", "tool"]
 _CALL_KEYS = ("id", "name", "input")
@@ -32,6 +32,11 @@ def _text(owner: object, name: str, value: object) -> str:
         object.__setattr__(owner, name, joined)
         return joined
     return value
+
+
+def _js_key_rank(key: str) -> tuple[int, int]:
+    """JavaScript's property order: array indexes first, ascending, then insertion order."""
+    return (0, int(key)) if is_array_index(key) else (1, 0)
 
 
 @dataclass(frozen=True)
@@ -63,8 +68,8 @@ class ToolCall:
     @classmethod
     def from_record(cls, item: dict[str, JSON]) -> ToolCall:
         """The call as written: `item` has str `id` and `name` and an `input` key (see `calls`)."""
-        extra = tuple((key, value) for key, value in item.items() if key not in _CALL_KEYS)
-        keys = tuple(item)
+        keys = tuple(sorted(item, key=_js_key_rank))  # in the order JavaScript holds them
+        extra = tuple((key, item[key]) for key in keys if key not in _CALL_KEYS)
         default = keys == (*_CALL_KEYS, *(key for key, _ in extra))
         return cls(item["id"], item["name"], item["input"], extra, () if default else keys)  # type: ignore[arg-type]
 
