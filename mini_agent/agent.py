@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError, check_budget, trim_context
-from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, js_string
 from .model_client import ModelClient, collect_reply
 from .session import PathLike, append_session, load_session
 from .tools import Tool
@@ -51,7 +51,7 @@ def run_tool(
         return ToolMessage(
             call.id, f"tool {call.name} returned {type(output).__name__}, not str", is_error=True
         )
-    return ToolMessage(call.id, output)
+    return ToolMessage(call.id, js_string(output))  # a surrogate pair as one character
 
 
 def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
@@ -122,7 +122,7 @@ def run_agent(
 
     for result in interrupted_results(messages):  # what an interrupted run left open
         record(result)
-    record(UserMessage(prompt))
+    record(UserMessage(js_string(prompt)))
     for _ in range(max_turns):
         context = (
             messages if context_max_chars is None else trim_context(messages, context_max_chars)

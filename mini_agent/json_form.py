@@ -92,6 +92,12 @@ def _plain(value: Any, depth: int = 0) -> bool:
     return True
 
 
+def exact_json(value: Any) -> bool:
+    """True when `parse(stringify(value))` is sure to equal `value`, given that `stringify`'s
+    text holds no surrogate escape (a pair written as two code points reads back as one)."""
+    return _plain(value)
+
+
 def stringify(value: Any) -> str:
     """`JSON.stringify(value)`: compact, non-ASCII as itself, lone surrogates escaped,
     numbers as `Number::toString`, array-index keys first.

@@ -17,21 +17,25 @@ Role = Literal["user", "assistant", "tool"]
 _CALL_KEYS = ("id", "name", "input")
 
 
-def _text(owner: object, name: str, value: object) -> str:
-    """A str field, checked, with surrogate pairs joined as JavaScript holds them: a tool that
-    returns "\\ud83d\\ude00" (two code points) means the one character 😀, as a load reads it."""
-    if not isinstance(value, str):
-        kind = type(owner).__name__
-        raise TypeError(f"{kind}.{name} must be a str, not {type(value).__name__}")
-    if value.isascii():
-        return value
+def _check_str(owner: object, *names: str) -> None:
+    for name in names:
+        value = getattr(owner, name)
+        if not isinstance(value, str):
+            kind = type(owner).__name__
+            raise TypeError(f"{kind}.{name} must be a str, not {type(value).__name__}")
+
+
+def js_string(text: str) -> str:
+    """`text` as JavaScript holds it: a surrogate pair written as two code points
+    ("\\ud83d\\ude00") joined into its one character (😀), as a load reads it back; lone
+    surrogates stay. What a Python tool returns goes through this before it is recorded."""
+    if text.isascii():
+        return text
     try:
-        value.encode("utf-8")  # no surrogate at all: the common case, at once
+        text.encode("utf-8")  # no surrogate at all: the common case
     except UnicodeEncodeError:
-        joined = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-        object.__setattr__(owner, name, joined)
-        return joined
-    return value
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
 
 
 def _js_key_rank(key: str) -> tuple[int, int]:
@@ -51,12 +55,14 @@ class ToolCall:
     id: str
     name: str
     input: JSON
-    extra: tuple[tuple[str, JSON], ...] = ()
+    extra: tuple[tuple[str, JSON], ...] = field(default=(), repr=False)  # shown when there is some
     keys: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
-        _text(self, "id", self.id)
-        _text(self, "name", self.name)
+        if not (type(self.id) is str and type(self.name) is str):  # the common case at once
+            _check_str(self, "id", "name")
+        if not (self.extra or self.keys):
+            return
         extra_keys = [pair[0] for pair in self.extra]
         if len(set(extra_keys)) != len(extra_keys) or set(extra_keys) & set(_CALL_KEYS):
             raise ValueError(
@@ -68,10 +74,16 @@ class ToolCall:
     @classmethod
     def from_record(cls, item: dict[str, JSON]) -> ToolCall:
         """The call as written: `item` has str `id` and `name` and an `input` key (see `calls`)."""
+        if tuple(item) == _CALL_KEYS:  # id, name and input alone, in order: the common case
+            return cls(item["id"], item["name"], item["input"])  # type: ignore[arg-type]
         keys = tuple(sorted(item, key=_js_key_rank))  # in the order JavaScript holds them
         extra = tuple((key, item[key]) for key in keys if key not in _CALL_KEYS)
         default = keys == (*_CALL_KEYS, *(key for key, _ in extra))
         return cls(item["id"], item["name"], item["input"], extra, () if default else keys)  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        extra = f", extra={self.extra!r}" if self.extra else ""
+        return f"ToolCall(id={self.id!r}, name={self.name!r}, input={self.input!r}{extra})"
 
     def to_record(self) -> dict[str, JSON]:
         """The call's object on disk: id, name, input and extra, in the order written."""
@@ -103,7 +115,8 @@ class UserMessage(_MessageBase):
     role: ClassVar[Literal["user"]] = "user"
 
     def __post_init__(self) -> None:
-        _text(self, "content", self.content)
+        if type(self.content) is not str:
+            _check_str(self, "content")
 
 
 @dataclass(frozen=True)
@@ -113,20 +126,23 @@ class AssistantMessage(_MessageBase):
     role: ClassVar[Literal["assistant"]] = "assistant"
 
     def __post_init__(self) -> None:
-        _text(self, "content", self.content)
+        if type(self.content) is not str:
+            _check_str(self, "content")
         calls = self.tool_calls
-        if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
-            raise TypeError(
-                f"AssistantMessage.tool_calls must be a sequence of ToolCall, not {type(calls).__name__}"
-            )
+        if type(calls) is not tuple:
+            if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
+                kind = type(calls).__name__
+                raise TypeError(
+                    f"AssistantMessage.tool_calls must be a sequence of ToolCall, not {kind}"
+                )
+            calls = tuple(calls)
+            object.__setattr__(self, "tool_calls", calls)
         for number, call in enumerate(calls):
-            if not isinstance(call, ToolCall):
+            if type(call) is not ToolCall and not isinstance(call, ToolCall):
                 raise TypeError(
                     f"AssistantMessage.tool_calls[{number}] must be a ToolCall, "
                     f"not {type(call).__name__} (ToolCall.from_record reads a dict)"
                 )
-        if not isinstance(calls, tuple):
-            object.__setattr__(self, "tool_calls", tuple(calls))
 
 
 @dataclass(frozen=True)
@@ -140,9 +156,9 @@ class ToolMessage(_MessageBase):
     role: ClassVar[Literal["tool"]] = "tool"
 
     def __post_init__(self) -> None:
-        _text(self, "tool_call_id", self.tool_call_id)
-        _text(self, "content", self.content)
-        if not isinstance(self.is_error, bool):
+        if not (type(self.tool_call_id) is str and type(self.content) is str):
+            _check_str(self, "tool_call_id", "content")
+        if type(self.is_error) is not bool:
             raise TypeError(
                 f"ToolMessage.is_error must be a bool, not {type(self.is_error).__name__}"
             )

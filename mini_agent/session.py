@@ -1,8 +1,7 @@
 """The session on disk: one JSON line per message, appended; loaded strictly, line by line.
 
-Chapter 34, sections "JSONL 的判别式读取", "写入与恢复的正常路径" and "损坏记录的错误路径", in the
-chapter's order. What the kit adds is one call each, in rooms of their own: `durable` (the
-lock, the newline guard, the rollback) and `json_form` (JSON.stringify's exact bytes).
+Chapter 34, "JSONL 的判别式读取" to "损坏记录的错误路径", in the chapter's order; what the kit adds
+is one call each, into `durable` (lock, newline guard, rollback) and `json_form` (exact JSON).
 """
 
 from __future__ import annotations
@@ -10,28 +9,21 @@ from __future__ import annotations
 from typing import Any
 
 from . import durable
-from .json_form import describe_error, error_column, json_type, parse, stringify
-from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, same_message
-
-INVALID_JSON = "invalid session JSON at line"
-INVALID_RECORD = "invalid session record at line"
+from .json_form import describe_error, error_column, exact_json, json_type, parse, stringify
+from .messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    same_message,
+    to_record,
+)
+from .session_errors import INVALID_JSON as INVALID_JSON  # re-exported: the chapter's
+from .session_errors import INVALID_RECORD as INVALID_RECORD  # phrases, the kit's error
+from .session_errors import SessionFormatError as SessionFormatError
 
 PathLike = durable.PathLike
-
-
-class SessionFormatError(ValueError):
-    """A line that cannot be restored: `path`, the physical 1-based `line`, and the `column`
-    (1-based, in characters) when the JSON decoder knows it — as `json.JSONDecodeError` does."""
-
-    def __init__(
-        self, phrase: str, path: PathLike, line: int, detail: str, column: int | None = None
-    ) -> None:
-        super().__init__(f"{phrase} {line}: {detail}")
-        self.phrase, self.path, self.line = phrase, path, line
-        self.detail, self.column = detail, column
-
-    def __reduce__(self) -> tuple[Any, ...]:  # pickles carry it whole, not as a TypeError
-        return (type(self), (self.phrase, self.path, self.line, self.detail, self.column))
 
 
 def record(value: object) -> dict[str, Any] | None:
@@ -44,6 +36,7 @@ def calls(value: object) -> tuple[ToolCall, ...] | None:
     name and an `input` key (any JSON value, `null` included); the calls as written, or `None`."""
     if not isinstance(value, list):
         return None
+    tool_calls = []
     for call in value:
         item = record(call)
         if not (
@@ -53,7 +46,8 @@ def calls(value: object) -> tuple[ToolCall, ...] | None:
             and "input" in item
         ):
             return None
-    return tuple(ToolCall.from_record(call) for call in value)  # `item.toolCalls`, kept whole
+        tool_calls.append(ToolCall.from_record(item))  # the call as written, extra keys too
+    return tuple(tool_calls)
 
 
 def parse_session_message(value: object) -> Message | None:
@@ -68,39 +62,31 @@ def discriminate(value: object) -> Message | str:
     item = record(value)
     if item is None:
         return f"expected a JSON object, got {json_type(value)}"
-    if not isinstance(item.get("role"), str):
+    role, content = item.get("role"), item.get("content")
+    if not isinstance(role, str):
         return "role must be a string"
-    if not isinstance(item.get("content"), str):
+    if not isinstance(content, str):
         return "content must be a string"
-    if item["role"] == "user":
-        return UserMessage(item["content"])
-    if item["role"] == "assistant":
+    if role == "user":
+        return UserMessage(content)
+    if role == "assistant":
         tool_calls = calls(item.get("toolCalls"))
         if tool_calls is None:
             return "assistant needs toolCalls: an array of {id, name, input}"
-        return AssistantMessage(item["content"], tool_calls)
-    if item["role"] == "tool":
+        return AssistantMessage(content, tool_calls)
+    if role == "tool":
         if not isinstance(item.get("toolCallId"), str):
             return "tool needs toolCallId: a string"
         if not isinstance(item.get("isError"), bool):
             return "tool needs isError: a boolean"
-        return ToolMessage(item["toolCallId"], item["content"], item["isError"])
-    return f"unknown role {stringify(item['role'])}"
-
-
-def why_not_a_message(value: object) -> str:
-    """Why `parse_session_message(value)` is `None` ("" when it is a message)."""
-    message = discriminate(value)
-    return message if isinstance(message, str) else ""
+        return ToolMessage(item["toolCallId"], content, item["isError"])
+    return f"unknown role {stringify(role)}"
 
 
 def load_session(path: PathLike) -> list[Message]:
-    """Every message of the session file, or `[]` when the file does not exist.
-
-    Any other OS error propagates. A line that is not JSON raises
-    `invalid session JSON at line N`; a JSON line that is not a message raises
-    `invalid session record at line N`. N is the physical line; no bad line is skipped.
-    """
+    """Every message of the session file, or `[]` when the file does not exist; any other OS
+    error propagates. A bad line raises `invalid session JSON at line N` (not JSON) or
+    `invalid session record at line N` (not a message): N is the physical line."""
     try:
         data = durable.read_session_file(path)  # readFile; the kit reads under a shared lock
     except FileNotFoundError:
@@ -109,12 +95,9 @@ def load_session(path: PathLike) -> list[Message]:
 
 
 def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
-    """`load_session` after the read: the chapter's split, skip, parse and discriminate.
-
-    Split on "\\n" only (`splitlines()` also splits inside JSON strings); a blank line is
-    skipped but counted, so N is the line an editor shows (the chapter's `filter(Boolean)`
-    counts only non-blank lines). One trailing "\\r" (a CRLF file) is dropped.
-    """
+    """`load_session` after the read: split on "\\n" only (`splitlines()` splits inside JSON
+    strings too), skip blank lines but count them (the line an editor shows; the chapter's
+    `filter(Boolean)` counts only the others), drop one "\\r" (CRLF), parse, discriminate."""
     messages: list[Message] = []
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
@@ -147,43 +130,38 @@ def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
 
 
 def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> None:
-    """The chapter's `appendSession`: `JSON.stringify(message)` and a newline, appended.
-
-    The kit's one call, `durable.append_line`, appends under a lock, never onto a last line
-    that lacks its newline (nor after a torn one), rolled back if the write fails.
-    """
-    line = checked_line(message)  # JSON.stringify(message), refused if it would not load back
-    durable.append_line(path, f"{line}\n".encode(), _last_line_check(path), fsync)
+    """The chapter's `appendSession`: `JSON.stringify(message)` and a newline, appended; each
+    step one call into the kit (`checked_line`: only what loads back; `append_file`: safely)."""
+    line = checked_line(message)  # JSON.stringify(message)
+    append_file(path, f"{line}\n", fsync)  # appendFile(path, `${line}\n`, "utf8")
 
 
 def checked_line(message: Message) -> str:
-    """`message.line`, after checking that a later load gives this message back."""
-    line = message.line
+    """`JSON.stringify(message)`, after checking that a later load gives this message back."""
+    fields = to_record(message)
+    line = stringify(fields)
+    if exact_json(fields) and "\\ud" not in line:  # read back as written: no need to look
+        return line
     if not same_message(parse_session_message(parse(line)), message):
-        # e.g. a tuple or non-str keys in a tool input, a non-bool in it where a bool was meant
         raise ValueError(
             f"refusing to append a {message.role} message that would not load back unchanged: "
-            f"its tool input holds a value JSON writes differently (a tuple, a non-str key)"
+            "a tuple, a non-str key, a surrogate pair as two code points (see js_string)?"
         )
     return line
 
 
-def _last_line_check(path: PathLike) -> durable.LastLineCheck:
-    """What the newline guard does with an unterminated last line: accept a record, refuse a
-    torn line (`repair` cuts it) or an invalid one."""
+def append_file(path: PathLike, text: str, fsync: bool = False) -> None:
+    """`durable.append_line`, told what an unterminated last line may be: a record (a newline
+    goes first); a torn line (`repair` cuts it) or an invalid one refuses the append."""
 
     def check(line: bytes, number: int) -> None:
         try:
             parse_session_bytes(line, path)
         except SessionFormatError as err:
-            torn = err.phrase == INVALID_JSON
-            reason = (
-                "refusing to append after an incomplete last line "
-                "(`python -m mini_agent repair` can cut it)"
-                if torn
-                else "refusing to append after an invalid last line"
-            )
-            detail = f"{err.detail}; {reason}"
+            reason = "an incomplete last line (`python -m mini_agent repair` can cut it)"
+            if err.phrase == INVALID_RECORD:
+                reason = "an invalid last line"
+            detail = f"{err.detail}; refusing to append after {reason}"
             raise SessionFormatError(err.phrase, path, number, detail, err.column) from err
 
-    return check
+    durable.append_line(path, text.encode("utf-8"), check, fsync)

@@ -25,7 +25,7 @@ from mini_agent import (
 )
 from mini_agent.json_form import JSON
 from mini_agent.messages import record_line, to_record
-from mini_agent.session import parse_session_message, why_not_a_message
+from mini_agent.session import discriminate, parse_session_message
 from mini_agent.teaching.chapter_reference import literal_estimate, literal_trim, literal_units
 
 # Text that stresses the format: line separators JSON carries raw, CJK, emoji, quotes,
@@ -163,7 +163,8 @@ def test_the_reason_for_a_refused_record_follows_the_parser(value: JSON) -> None
     message = parse_session_message(value)
     if message is not None:
         return
-    reason = why_not_a_message(value)
+    reason = discriminate(value)
+    assert isinstance(reason, str)
     if not isinstance(value, dict):
         assert reason.startswith("expected a JSON object")
     elif not isinstance(value.get("role"), str) or not isinstance(value.get("content"), str):

@@ -24,6 +24,7 @@ from mini_agent import (
     parse_session_message,
     to_record,
 )
+from mini_agent.messages import js_string
 
 from .helpers import multi_tool_history, write_lines
 
@@ -478,11 +479,13 @@ def test_tool_message_takes_its_fields_by_name() -> None:
     assert repr(by_name) == "ToolMessage(tool_call_id='a', content='result', is_error=True)"
 
 
-def test_a_surrogate_pair_is_joined_when_the_message_is_made(tmp_path: Path) -> None:
-    # JavaScript holds "\ud83d\ude00" as the one character a load reads back: so do we
-    message = ToolMessage("a", "\ud83d\ude00 and a lone \ud800")
-    assert message.content == "😀 and a lone \ud800"
+def test_a_surrogate_pair_as_two_code_points_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    # JavaScript holds "\ud83d\ude00" as the one character a load reads back
     path = tmp_path / "s.jsonl"
+    with pytest.raises(ValueError, match=r"a surrogate pair as two code points \(see js_string\)"):
+        append_session(path, ToolMessage("a", "\ud83d\ude00"))
+    message = ToolMessage("a", js_string("\ud83d\ude00 and a lone \ud800"))
+    assert message.content == "😀 and a lone \ud800"
     append_session(path, message)
     assert load_session(path) == [message]
 
