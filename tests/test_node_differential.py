@@ -35,7 +35,7 @@ from mini_agent import (
     trim_context,
 )
 from mini_agent.json_form import JSON, MAX_DEPTH
-from mini_agent.messages import record_line, to_record
+from mini_agent.messages import js_string, record_line, to_record
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
 
 DRIVER = Path(__file__).with_name("js") / "driver.mjs"
@@ -315,7 +315,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     jobs.append(
         {"op": "write", "path": str(folder / "pair-js.jsonl"), "messages": [json.dumps(pair)]}
     )
-    append_session(folder / "pair-py.jsonl", ToolMessage("a", "\ud83d\ude00 \ud800"))
+    pair_text = js_string("\ud83d\ude00 \ud800")  # what a tool's result becomes in run_agent
+    append_session(folder / "pair-py.jsonl", ToolMessage("a", pair_text))
     jobs.append(
         {
             "op": "numbers",

@@ -20,10 +20,12 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     append_session,
+    estimate_context_chars,
     load_session,
     parse_session_message,
     to_record,
 )
+from mini_agent.json_form import JSON
 from mini_agent.messages import js_string
 
 from .helpers import multi_tool_history, write_lines
@@ -514,3 +516,18 @@ def test_fsync_on_a_new_file_also_syncs_its_folder(
     append_session(tmp_path / "s.jsonl", UserMessage("x"), fsync=True)
     append_session(tmp_path / "s.jsonl", UserMessage("y"), fsync=True)
     assert synced == [str(tmp_path)]
+
+
+def test_a_message_whose_input_changed_is_measured_and_written_as_it_is_now(
+    tmp_path: Path,
+) -> None:
+    # no cached line: a message never goes stale, and nothing refuses it without saying why
+    tool_input: dict[str, JSON] = {"path": "a"}
+    message = AssistantMessage("", (ToolCall("1", "read", tool_input),))
+    before = estimate_context_chars([message])
+    tool_input["path"] = "a much longer path"
+    assert estimate_context_chars([message]) == before + len(" much longer path")
+    path = tmp_path / "s.jsonl"
+    append_session(path, message)
+    assert load_session(path) == [message]
+    assert path.read_text(encoding="utf-8") == message.line + "\n"
