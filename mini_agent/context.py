@@ -1,12 +1,10 @@
-"""The context sent to the model: whole message units, oldest first, within a character budget.
-
-Chapter 34, "上下文单元而不是消息切片" to "字符预算的正常和失败路径": the chapter's loops; the inner
-search is answered by one forward pass, the budget loop keeps a running total: linear at worst.
-"""
+"""The context sent to the model: whole message units within a character budget. Chapter 34,
+"上下文单元而不是消息切片" to "字符预算的正常和失败路径": the chapter's loops; the inner search is
+answered by one forward pass, the budget loop keeps a running total: linear at worst."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from .messages import AssistantMessage, Message, ToolMessage
 
@@ -25,8 +23,7 @@ def check_budget(max_chars: int) -> None:
 
 
 def estimate_context_chars(messages: Sequence[Message], first_index: int = 0) -> int:
-    """`JSON.stringify(message).length` + 1 per message: their characters in a session file, in
-    code points (not tokens, nor UTF-16 units). An error names the index, from `first_index`."""
+    """`JSON.stringify(message).length` + 1 each, in code points (not tokens nor UTF-16 units)."""
     total = 0
     for index, message in enumerate(messages, start=first_index):
         try:
@@ -53,30 +50,32 @@ def declaring_assistants(messages: Sequence[Message]) -> list[int]:
 
 
 def context_units(messages: Sequence[Message]) -> list[list[Message]]:
-    """The chapter's reverse scan: the consistent units of the history, oldest first."""
+    """The chapter's `units`: the consistent units of the history, oldest first."""
+    return list(units_newest_first(messages))[::-1]
+
+
+def units_newest_first(messages: Sequence[Message]) -> Iterator[list[Message]]:
+    """The chapter's reverse scan, each unit as it is cut (its `units.unshift(unit)`)."""
     assistant_for = declaring_assistants(messages)
-    units: list[list[Message]] = []  # newest first here; reversed once at the end
     index = len(messages) - 1
     while index >= 0:
         message = messages[index]
         if isinstance(message, ToolMessage):
             assistant_index = assistant_for[index]  # the inner search, answered in advance
             if assistant_index >= 0:
-                units.append(list(messages[assistant_index : index + 1]))
+                yield list(messages[assistant_index : index + 1])
                 index = assistant_index - 1
                 continue
-        units.append([message])
+        yield [message]
         index -= 1
-    return units[::-1]  # the chapter's `units.unshift`, without its quadratic copying
 
 
 def trim_context(messages: Sequence[Message], max_chars: int) -> list[Message]:
-    """The newest whole units whose total estimate stays within `max_chars`; never an empty
-    or half context (`ContextBudgetError` when the newest unit alone does not fit, or none is)."""
+    """The newest whole units within `max_chars`: never an empty or half context."""
     check_budget(max_chars)
     kept: list[list[Message]] = []  # whole units, newest first
     used, start = 0, len(messages)  # estimate_context_chars(kept), as a running total
-    for unit in reversed(context_units(messages)):
+    for unit in units_newest_first(messages):  # the chapter's `units.reverse()`
         start -= len(unit)
         size = estimate_context_chars(unit, start)
         if used + size > max_chars:

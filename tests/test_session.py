@@ -531,3 +531,26 @@ def test_a_message_whose_input_changed_is_measured_and_written_as_it_is_now(
     append_session(path, message)
     assert load_session(path) == [message]
     assert path.read_text(encoding="utf-8") == message.line + "\n"
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        '[{"id":"a","name":"n","input":{},"type":"function"}]',
+        '[{"type":"function","id":"a","input":null,"name":"n"}]',
+        '[{"0":1,"id":"a","name":"n","input":[],"z":{"k":2}}]',
+    ],
+    ids=["after", "before-and-reordered", "index-key"],
+)
+def test_extra_keys_in_a_tool_call_survive_a_round_trip_in_the_order_written(
+    tmp_path: Path, calls: str
+) -> None:
+    # the chapter's calls() is a type guard: its record keeps item.toolCalls as written
+    line = '{"role":"assistant","content":"","toolCalls":' + calls + "}"
+    source = write_lines(tmp_path / "in.jsonl", line)
+    (message,) = load_session(source)
+    copy = tmp_path / "out.jsonl"
+    append_session(copy, message)
+    assert copy.read_text(encoding="utf-8") == line + "\n"
+    assert estimate_context_chars([message]) == len(line) + 1
+    assert load_session(copy) == [message]
