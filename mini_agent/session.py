@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import durable
+from .collector import cycle_collector_paused
 from .json_form import describe_error, error_column, exact_json, json_type, parse, stringify
 from .messages import (
     AssistantMessage,
@@ -91,7 +92,8 @@ def load_session(path: PathLike) -> list[Message]:
         data = durable.read_session_file(path)  # readFile; the kit reads under a shared lock
     except FileNotFoundError:
         return []  # ENOENT: no file yet, a session that has not started
-    return parse_session_bytes(data, path)
+    with cycle_collector_paused():  # process-wide, for the parse only: a session has no cycles
+        return parse_session_bytes(data, path)
 
 
 def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
