@@ -59,10 +59,9 @@ class ToolCall:
     keys: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
-        if not (type(self.id) is str and type(self.name) is str):  # the common case at once
-            _check_str(self, "id", "name")
-        if not (self.extra or self.keys):
-            return
+        if type(self.id) is str and type(self.name) is str and not (self.extra or self.keys):
+            return  # the common case, at once
+        _check_str(self, "id", "name")
         extra_keys = [pair[0] for pair in self.extra]
         if len(set(extra_keys)) != len(extra_keys) or set(extra_keys) & set(_CALL_KEYS):
             raise ValueError(
