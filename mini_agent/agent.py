@@ -11,8 +11,8 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .context import check_budget, trim_context
-from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from .context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError, check_budget, trim_context
+from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, js_string
 from .model_client import ModelClient, collect_reply
 from .session import PathLike, append_session, load_session
 from .tools import Tool
@@ -51,7 +51,7 @@ def run_tool(
         return ToolMessage(
             call.id, f"tool {call.name} returned {type(output).__name__}, not str", is_error=True
         )
-    return ToolMessage(call.id, output)
+    return ToolMessage(call.id, js_string(output))  # a surrogate pair as one character
 
 
 def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
@@ -79,6 +79,8 @@ def check_arguments(
         raise ValueError(f"max_turns must be at least 1, got {max_turns}")
     if budget is not None:
         check_budget(budget)  # type: ignore[arg-type]  # it checks the type itself
+        if budget <= 0:  # type: ignore[operator]  # the prompt's unit cannot fit: say so first
+            raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
     if not isinstance(tools, Sequence) or not all(isinstance(tool, Tool) for tool in tools):
         raise TypeError("tools must be a sequence of Tool")
     if len({tool.name for tool in tools}) != len(tools):
@@ -95,12 +97,14 @@ def run_agent(
     session_path: PathLike | None = None,
     context_max_chars: int | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    fsync: bool = False,
     on_request: Callable[[Sequence[Message], Sequence[Message]], None] | None = None,
 ) -> AgentResult:
     """Run one prompt to a final answer.
 
     With `session_path`, the session is loaded first and every message is appended to it;
     with `context_max_chars`, each model request gets `trim_context(messages, budget)`.
+    `fsync=True` makes each append durable before the run goes on (`append_session`'s fsync).
     `on_request(messages, context)` is called before each model request with every message
     in memory (with a session path: exactly what is on disk) and the context about to be sent.
     A model request that fails raises here and records nothing of its reply. A run stopped
@@ -113,12 +117,12 @@ def run_agent(
 
     def record(message: Message) -> None:
         if session_path is not None:  # disk first: a refused write leaves disk == memory
-            append_session(session_path, message)
+            append_session(session_path, message, fsync=fsync)
         messages.append(message)
 
     for result in interrupted_results(messages):  # what an interrupted run left open
         record(result)
-    record(UserMessage(prompt))
+    record(UserMessage(js_string(prompt)))
     for _ in range(max_turns):
         context = (
             messages if context_max_chars is None else trim_context(messages, context_max_chars)

@@ -1,14 +1,9 @@
-"""The context sent to the model: whole message units, newest first, within a character budget.
-
-Chapter 34, sections "上下文单元而不是消息切片", "单位构造的逐步过程" and
-"字符预算的正常和失败路径". The chapter's loops, with one change: its inner backward search
-for a tool result's assistant is answered from an index built while scanning back, so a
-trim is linear at worst and, when results sit near their assistant, costs what it keeps.
-"""
+"""The context sent to the model: whole message units within a character budget. Chapter 34,
+"上下文单元而不是消息切片" to "字符预算的正常和失败路径": the chapter's loops; the inner search is
+answered by one forward pass, the budget loop keeps a running total: linear at worst."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator, Sequence
 
 from .messages import AssistantMessage, Message, ToolMessage
@@ -22,87 +17,73 @@ class ContextBudgetError(ValueError):
 
 
 def check_budget(max_chars: int) -> None:
-    """A budget is a positive int (a bool is not)."""
+    """A budget is an int, not a bool; 0 or less fits nothing, as in the chapter."""
     if isinstance(max_chars, bool) or not isinstance(max_chars, int):
         raise TypeError(f"max_chars must be an int, not {type(max_chars).__name__}")
-    if max_chars <= 0:
-        raise ValueError(f"max_chars must be positive, got {max_chars}")
 
 
-def _chars(messages: Sequence[Message], index: int) -> int:
-    """`JSON.stringify(message).length` plus one separator; errors name the message."""
-    message = messages[index]
-    try:
-        return message.record_chars
-    except AttributeError as err:  # e.g. a dict from json.loads, not a parsed message
-        raise TypeError(f"message {index} is not a session message: {message!r}") from err
-    except (TypeError, ValueError, RecursionError) as err:
-        raise ValueError(f"message {index} cannot be serialized to JSON: {err}") from err
+def estimate_context_chars(messages: Sequence[Message], first_index: int = 0) -> int:
+    """`JSON.stringify(message).length` + 1 each, in code points (not tokens nor UTF-16 units)."""
+    total = 0
+    for index, message in enumerate(messages, start=first_index):
+        try:
+            total += message.record_chars
+        except AttributeError as err:  # e.g. a dict from json.loads, not a message
+            raise TypeError(f"message {index} is not a session message: {message!r}") from err
+        except (TypeError, ValueError, RecursionError) as err:
+            raise ValueError(f"message {index} cannot be serialized to JSON: {err}") from err
+    return total
 
 
-def estimate_context_chars(messages: Sequence[Message]) -> int:
-    """Characters these messages occupy in a session file: each JSON line plus its newline.
-
-    Characters are code points, not tokens (and not JavaScript's UTF-16 units).
-    """
-    return sum(_chars(messages, index) for index in range(len(messages)))
-
-
-def _units_newest_first(messages: Sequence[Message]) -> Iterator[range]:
-    """The chapter's reverse scan: each unit as a range of indexes, newest unit first.
-
-    A tool result joins the nearest earlier assistant that declares its call id, with
-    everything in between; a result no assistant declares stays alone. `declared` holds the
-    assistants passed while searching back, nearest first, so no message is searched twice.
-    """
-    declared: dict[str, deque[int]] = {}  # call id -> declaring assistants, nearest first
-    scanned = len(messages)  # messages[scanned:] are in `declared` (or need not be)
-    index = len(messages) - 1
-    while index >= 0:
-        start = index
-        message = messages[index]
+def declaring_assistants(messages: Sequence[Message]) -> list[int]:
+    """For each index, what the chapter's inner search finds: the nearest earlier assistant
+    that declares that tool result's call id, or -1 (an orphan, or not a tool result)."""
+    latest: dict[str, int] = {}  # call id -> the latest assistant declaring it, so far
+    found = [-1] * len(messages)
+    for index, message in enumerate(messages):
         if isinstance(message, ToolMessage):
-            scanned = min(scanned, index)
-            nearest = declared.get(message.tool_call_id)
-            while nearest and nearest[0] >= index:  # inside a unit already taken
-                nearest.popleft()
-            while not nearest and scanned > 0:
-                scanned -= 1
-                candidate = messages[scanned]
-                if isinstance(candidate, AssistantMessage):
-                    for call in candidate.tool_calls:
-                        declared.setdefault(call.id, deque()).append(scanned)
-                    nearest = declared.get(message.tool_call_id)
-            if nearest:  # the chapter's `assistantIndex >= 0`
-                start = nearest[0]
-        yield range(start, index + 1)
-        index = start - 1
+            found[index] = latest.get(message.tool_call_id, -1)
+        elif isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                latest[call.id] = index
+    return found
 
 
 def context_units(messages: Sequence[Message]) -> list[list[Message]]:
-    """The consistent units of the history, oldest first (the chapter's `units`)."""
-    units = [list(messages[unit.start : unit.stop]) for unit in _units_newest_first(messages)]
-    units.reverse()
-    return units
+    """The chapter's `units`: the consistent units of the history, oldest first."""
+    return list(units_newest_first(messages))[::-1]
+
+
+def units_newest_first(messages: Sequence[Message]) -> Iterator[list[Message]]:
+    """The chapter's reverse scan, each unit as it is cut (its `units.unshift(unit)`)."""
+    assistant_for = declaring_assistants(messages)
+    index = len(messages) - 1
+    while index >= 0:
+        message = messages[index]
+        if isinstance(message, ToolMessage):
+            assistant_index = assistant_for[index]  # the inner search, answered in advance
+            if assistant_index >= 0:
+                yield list(messages[assistant_index : index + 1])
+                index = assistant_index - 1
+                continue
+        yield [message]
+        index -= 1
 
 
 def trim_context(messages: Sequence[Message], max_chars: int) -> list[Message]:
-    """The newest whole units whose total estimate stays within `max_chars`.
-
-    Raises `ContextBudgetError` when the newest unit alone does not fit, or when there is
-    nothing to send: an empty or half context is never returned.
-    """
+    """The newest whole units within `max_chars`: never an empty or half context."""
     check_budget(max_chars)
-    kept_from, used = len(messages), 0
-    for unit in _units_newest_first(messages):
-        size = 0
-        for index in unit:  # a plain loop: no generator object per unit
-            size += _chars(messages, index)
+    kept: list[list[Message]] = []  # whole units, newest first
+    used, start = 0, len(messages)  # estimate_context_chars(kept), as a running total
+    for unit in units_newest_first(messages):  # the chapter's `units.reverse()`
+        start -= len(unit)
+        size = estimate_context_chars(unit, start)
         if used + size > max_chars:
-            if kept_from == len(messages):
+            if not kept:
                 raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
             break
-        kept_from, used = unit.start, used + size
-    if kept_from == len(messages):
+        kept.append(unit)
+        used += size
+    if not kept:
         raise ContextBudgetError(EMPTY_CONTEXT)
-    return list(messages[kept_from:])
+    return [message for unit in reversed(kept) for message in unit]

@@ -17,8 +17,6 @@ non-recursive Python walk takes over where it would need more stack than the cal
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import math
 import re
@@ -49,24 +47,11 @@ def _unsupported(value: object) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-# Compact, non-ASCII as itself, NaN refused. No cycle check: the fast path is only taken for
-# values `_plain` walked whole, which holds no cycle. The C encoder is made once when there is
-# one (`JSONEncoder.encode` makes one per call: a sixth of a record's cost).
-_encode: Callable[[object], str]
-try:
-    from _json import make_encoder
-
-    _c_encode = make_encoder(
-        None, _unsupported, encode_basestring, None, ":", ",", False, False, False
-    )
-
-    def _encode(value: object) -> str:
-        return "".join(_c_encode(value, 0))
-
-except ImportError:  # pragma: no cover - CPython and Pyodide have _json
-    _encode = json.JSONEncoder(
-        ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
-    ).encode
+# Compact, non-ASCII as itself, NaN refused; only the public `json` API. No cycle check: the
+# fast path is only taken for values `_plain` walked whole, which holds no cycle.
+_encode: Callable[[object], str] = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
+).encode
 _PLAIN_DEPTH = 32  # deeper values take the iterative path
 _surrogate = re.compile("[\ud800-\udfff]")
 
@@ -105,6 +90,12 @@ def _plain(value: Any, depth: int = 0) -> bool:
         if not (kind is dict or kind is list) or not _plain(item, depth + 1):
             return False
     return True
+
+
+def exact_json(value: Any) -> bool:
+    """True when `parse(stringify(value))` is sure to equal `value`, given that `stringify`'s
+    text holds no surrogate escape (a pair written as two code points reads back as one)."""
+    return _plain(value)
 
 
 def stringify(value: Any) -> str:
@@ -202,7 +193,7 @@ def _key(key: object) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def _is_index(key: str) -> bool:
+def is_array_index(key: str) -> bool:
     """An array index: the canonical digits of an integer 0 ... 2**32 - 2."""
     return (
         len(key) <= 10
@@ -216,11 +207,11 @@ def _is_index(key: str) -> bool:
 def _items(value: dict[Any, Any]) -> list[tuple[str, Any]]:
     """An object's entries in JavaScript's order: array indexes ascending, then the rest."""
     items = [(_key(key), item) for key, item in value.items()]
-    indexes = [entry for entry in items if _is_index(entry[0])]
+    indexes = [entry for entry in items if is_array_index(entry[0])]
     if not indexes:
         return items
     indexes.sort(key=lambda entry: int(entry[0]))
-    return indexes + [entry for entry in items if not _is_index(entry[0])]
+    return indexes + [entry for entry in items if not is_array_index(entry[0])]
 
 
 def _scalar(value: object) -> str:
@@ -436,23 +427,6 @@ def describe_error(err: BaseException) -> str:
     if isinstance(err, RecursionError):  # only when the caller's stack is all but used up
         return "nested too deeply for the call stack left"
     return str(err)
-
-
-@contextlib.contextmanager
-def many_values() -> Iterator[None]:
-    """Pause the cycle collector while many values are read, as a session load reads them.
-
-    JSON values and the messages made of them hold no reference cycles, so the collector
-    finds nothing there; yet each batch of new objects starts a pass over all the others,
-    about a fifth of a large load (bench/README.md). The caller's setting is restored.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def same_json(left: object, right: object) -> bool:

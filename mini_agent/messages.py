@@ -1,52 +1,105 @@
 """The three messages of a session and their one on-disk form (one JSON object per line).
 
-The on-disk key names and their order live here and nowhere else; `json_form.stringify`
-writes them byte for byte as the chapter's `JSON.stringify(message)` does.
+The chapter's `Message` union, as frozen dataclasses that check their field types when they are
+made. `to_record` gives the object the chapter's `JSON.stringify(message)` writes, keys in its
+order; `json_form.stringify` writes it byte for byte as JavaScript does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import ClassVar, Literal, TypeAlias
 
-from .json_form import JSON, same_json, stringify
+from .json_form import JSON, is_array_index, same_json, stringify
 
 Role = Literal["user", "assistant", "tool"]
+_CALL_KEYS = ("id", "name", "input")
 
-# The chapter's on-disk keys (camelCase, as JavaScript writes them).
-ROLE, CONTENT, TOOL_CALLS, TOOL_CALL_ID, IS_ERROR = (
-    "role",
-    "content",
-    "toolCalls",
-    "toolCallId",
-    "isError",
-)
-CALL_ID, CALL_NAME, CALL_INPUT = "id", "name", "input"
+
+def _check_str(owner: object, *names: str) -> None:
+    for name in names:
+        value = getattr(owner, name)
+        if not isinstance(value, str):
+            kind = type(owner).__name__
+            raise TypeError(f"{kind}.{name} must be a str, not {type(value).__name__}")
+
+
+def js_string(text: str) -> str:
+    """`text` as JavaScript holds it: a surrogate pair written as two code points
+    ("\\ud83d\\ude00") joined into its one character (😀), as a load reads it back; lone
+    surrogates stay. What a Python tool returns goes through this before it is recorded."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")  # no surrogate at all: the common case
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
+
+
+def _js_key_rank(key: str) -> tuple[int, int]:
+    """JavaScript's property order: array indexes first, ascending, then insertion order."""
+    return (0, int(key)) if is_array_index(key) else (1, 0)
 
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool call an assistant asks for; `input` may be any JSON value, `None` included."""
+    """One tool call an assistant asks for; `input` may be any JSON value, `None` included.
+
+    `extra` keeps any other keys the call was written with, and `keys` the order they were
+    written in (empty: id, name, input, then `extra`), as the chapter's record keeps
+    `item.toolCalls` whole: a file's calls are written back, and measured, as they were read.
+    """
 
     id: str
     name: str
     input: JSON
+    extra: tuple[tuple[str, JSON], ...] = field(default=(), repr=False)  # shown when there is some
+    keys: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if type(self.id) is str and type(self.name) is str and not (self.extra or self.keys):
+            return  # the common case, at once
+        _check_str(self, "id", "name")
+        extra_keys = [pair[0] for pair in self.extra]
+        if len(set(extra_keys)) != len(extra_keys) or set(extra_keys) & set(_CALL_KEYS):
+            raise ValueError(
+                f"ToolCall.extra must hold other keys than id/name/input, once each: {extra_keys}"
+            )
+        if self.keys and sorted(self.keys) != sorted([*_CALL_KEYS, *extra_keys]):
+            raise ValueError(f"ToolCall.keys must order id, name, input and extra: {self.keys}")
+
+    @classmethod
+    def from_record(cls, item: dict[str, JSON]) -> ToolCall:
+        """The call as written: `item` has str `id` and `name` and an `input` key (see `calls`)."""
+        if tuple(item) == _CALL_KEYS:  # id, name and input alone, in order: the common case
+            return cls(item["id"], item["name"], item["input"])  # type: ignore[arg-type]
+        keys = tuple(sorted(item, key=_js_key_rank))  # in the order JavaScript holds them
+        extra = tuple((key, item[key]) for key in keys if key not in _CALL_KEYS)
+        default = keys == (*_CALL_KEYS, *(key for key, _ in extra))
+        return cls(item["id"], item["name"], item["input"], extra, () if default else keys)  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        extra = f", extra={self.extra!r}" if self.extra else ""
+        return f"ToolCall(id={self.id!r}, name={self.name!r}, input={self.input!r}{extra})"
+
+    def to_record(self) -> dict[str, JSON]:
+        """The call's object on disk: id, name, input and extra, in the order written."""
+        fields: dict[str, JSON] = {"id": self.id, "name": self.name, "input": self.input}
+        fields.update(self.extra)
+        return {key: fields[key] for key in self.keys} if self.keys else fields
 
 
 @dataclass(frozen=True)
 class _MessageBase:
     role: ClassVar[Role]
 
-    @cached_property
+    @property
     def line(self) -> str:
-        """This message's line in a session file, without the newline.
-
-        Cached: messages are immutable, so a long-running agent writes and measures each one
-        from one serialisation. A tool call's `input` is a plain JSON value the message cannot
-        freeze: do not mutate it after the message is made, or this line goes stale.
-        """
+        """This message's line in a session file, without the newline: `JSON.stringify(message)`.
+        Made afresh each time: a tool input changed after the message was made is measured and
+        written as it is now, never from a stale copy."""
         return stringify(to_record(self))  # type: ignore[arg-type]
 
     @property
@@ -60,6 +113,10 @@ class UserMessage(_MessageBase):
     content: str
     role: ClassVar[Literal["user"]] = "user"
 
+    def __post_init__(self) -> None:
+        if type(self.content) is not str:
+            _check_str(self, "content")
+
 
 @dataclass(frozen=True)
 class AssistantMessage(_MessageBase):
@@ -68,37 +125,60 @@ class AssistantMessage(_MessageBase):
     role: ClassVar[Literal["assistant"]] = "assistant"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.tool_calls, tuple):
-            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        if type(self.content) is not str:
+            _check_str(self, "content")
+        calls = self.tool_calls
+        if type(calls) is not tuple:
+            if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
+                kind = type(calls).__name__
+                raise TypeError(
+                    f"AssistantMessage.tool_calls must be a sequence of ToolCall, not {kind}"
+                )
+            calls = tuple(calls)
+            object.__setattr__(self, "tool_calls", calls)
+        for number, call in enumerate(calls):
+            if type(call) is not ToolCall and not isinstance(call, ToolCall):
+                raise TypeError(
+                    f"AssistantMessage.tool_calls[{number}] must be a ToolCall, "
+                    f"not {type(call).__name__} (ToolCall.from_record reads a dict)"
+                )
 
 
 @dataclass(frozen=True)
 class ToolMessage(_MessageBase):
+    """A tool's result. Two str fields: name them, `ToolMessage(tool_call_id=…, content=…,
+    is_error=…)`, so a swap shows in the code; `is_error` must be a real bool."""
+
     tool_call_id: str
     content: str
     is_error: bool = False
     role: ClassVar[Literal["tool"]] = "tool"
+
+    def __post_init__(self) -> None:
+        if not (type(self.tool_call_id) is str and type(self.content) is str):
+            _check_str(self, "tool_call_id", "content")
+        if type(self.is_error) is not bool:
+            raise TypeError(
+                f"ToolMessage.is_error must be a bool, not {type(self.is_error).__name__}"
+            )
 
 
 Message: TypeAlias = UserMessage | AssistantMessage | ToolMessage
 
 
 def to_record(message: Message) -> dict[str, JSON]:
-    """The dict written to disk: the chapter's keys, in the order role, content, own fields."""
+    """The object written to disk: the chapter's keys, in the order role, content, own fields."""
     if isinstance(message, UserMessage):
-        return {ROLE: "user", CONTENT: message.content}
+        return {"role": "user", "content": message.content}
     if isinstance(message, AssistantMessage):
-        calls: list[JSON] = [
-            {CALL_ID: call.id, CALL_NAME: call.name, CALL_INPUT: call.input}
-            for call in message.tool_calls
-        ]
-        return {ROLE: "assistant", CONTENT: message.content, TOOL_CALLS: calls}
+        calls: list[JSON] = [call.to_record() for call in message.tool_calls]
+        return {"role": "assistant", "content": message.content, "toolCalls": calls}
     if isinstance(message, ToolMessage):
         return {
-            ROLE: "tool",
-            CONTENT: message.content,
-            TOOL_CALL_ID: message.tool_call_id,
-            IS_ERROR: message.is_error,
+            "role": "tool",
+            "content": message.content,
+            "toolCallId": message.tool_call_id,
+            "isError": message.is_error,
         }
     raise TypeError(f"not a session message: {type(message).__name__}")
 

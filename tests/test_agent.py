@@ -27,6 +27,7 @@ from mini_agent import (
     run_agent,
 )
 from mini_agent.agent import INTERRUPTED, AgentResult, AgentTurnLimitError, interrupted_results
+from mini_agent.context import SMALLEST_UNIT_TOO_BIG
 from mini_agent.json_form import JSON
 from mini_agent.model_client import (
     ScriptExhaustedError,
@@ -126,11 +127,18 @@ def test_budget_1_fails_with_the_chapters_phrase(tmp_path: Path) -> None:
         run_agent("hello", client=ScriptedClient([AssistantMessage("x")]), context_max_chars=1)
 
 
-@pytest.mark.parametrize("budget", [0, -5, True])
-def test_an_invalid_budget_fails_before_anything_is_written(tmp_path: Path, budget: int) -> None:
+@pytest.mark.parametrize(
+    ("budget", "error"),
+    [(0, ContextBudgetError), (-5, ContextBudgetError), (True, TypeError), (1.5, TypeError)],
+)
+def test_an_invalid_budget_fails_before_anything_is_written(
+    tmp_path: Path, budget: int, error: type[Exception]
+) -> None:
     session = tmp_path / "s.jsonl"
-    with pytest.raises((TypeError, ValueError)):
+    with pytest.raises(error) as caught:
         run_agent("x", client=ScriptedClient([]), session_path=session, context_max_chars=budget)
+    if error is ContextBudgetError:  # what the chapter's trim says of it, before any write
+        assert str(caught.value) == SMALLEST_UNIT_TOO_BIG
     assert not session.exists()
 
 
@@ -588,22 +596,34 @@ def test_a_session_path_that_is_not_a_path_is_refused(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_result_the_session_refuses_is_in_neither_memory_nor_disk_and_its_call_is_closed(
-    tmp_path: Path,
+@pytest.mark.parametrize("with_session", [True, False], ids=["session", "no-session"])
+def test_a_tool_result_holding_a_surrogate_pair_is_recorded_as_the_character(
+    tmp_path: Path, with_session: bool
 ) -> None:
-    session = tmp_path / "s.jsonl"
-    pair = Tool("pair", "pair", lambda value: "\ud83d\ude00")  # would load back as one char
+    # bug 2: "\ud83d\ude00" (two code points) aborted a run with a session, not without one
+    session = tmp_path / "s.jsonl" if with_session else None
+    pair = Tool("pair", "pair", lambda value: "\ud83d\ude00")
     call = ToolCall("1", "pair", {})
-    client = ScriptedClient([calling(call), AssistantMessage("never")])
-    seen: list[Sequence[Message]] = []
-    with pytest.raises(ValueError, match="would not load back unchanged"):
-        run_agent(
-            "go",
-            client=client,
-            tools=[pair],
-            session_path=session,
-            on_request=lambda m, c: seen.append(m),
-        )
-    on_disk = load_session(session)
-    assert on_disk == [UserMessage("go"), calling(call), ToolMessage("1", INTERRUPTED, True)]
-    assert list(seen[0]) == on_disk[:1]  # the one request saw exactly the disk
+    client = ScriptedClient([calling(call), AssistantMessage("done")])
+    result = run_agent("go", client=client, tools=[pair], session_path=session)
+    assert result.final == AssistantMessage("done")
+    assert result.messages[2] == ToolMessage("1", "😀")  # what JavaScript would hold
+    assert client.requests[1][2] == ToolMessage("1", "😀")
+    if session is not None:
+        assert load_session(session) == list(result.messages)
+
+
+def test_fsync_is_passed_to_every_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    session = tmp_path / "s.jsonl"
+    run_agent("x", client=ScriptedClient([AssistantMessage("y")]), session_path=session)
+    assert synced == []
+    run_agent("x", client=ScriptedClient([AssistantMessage("y")]), session_path=session, fsync=True)
+    assert len(synced) == 2  # the prompt and the reply, each made durable

@@ -121,7 +121,7 @@ def test_source_panels_are_as_wide_as_their_longest_line() -> None:
 def test_source_of_a_nested_block_stops_at_its_end() -> None:
     record = source_of(run_agent, part="def record")
     assert record.splitlines()[0] == "def record(message: Message) -> None:"
-    assert "append_session(session_path, message)" in record
+    assert "append_session(session_path, message, fsync=fsync)" in record
     assert "UserMessage(prompt)" not in record
     with pytest.raises(ValueError, match="0 blocks"):
         source_of(run_agent, part="def nowhere")

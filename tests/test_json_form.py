@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -336,7 +337,7 @@ def test_a_thread_with_a_small_stack_reads_and_writes_the_deepest_value() -> Non
     assert results == [True] * 4
 
 
-def test_a_load_pauses_the_cycle_collector_and_restores_the_callers_setting(
+def test_a_load_pauses_the_cycle_collector_by_name_and_restores_the_callers_setting(
     tmp_path: Path,
 ) -> None:
     import gc
@@ -353,9 +354,8 @@ def test_a_load_pauses_the_cycle_collector_and_restores_the_callers_setting(
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("mini_agent.session.parse", watching)
-        assert gc.isenabled()
         assert load_session(good) == [UserMessage("x")]
-        assert seen == [False] and gc.isenabled()  # paused while reading, then back on
+        assert seen == [False] and gc.isenabled()  # paused while parsing, then back on
         with pytest.raises(SessionFormatError):
             load_session(bad)
         assert gc.isenabled()  # an error restores it too
@@ -365,3 +365,13 @@ def test_a_load_pauses_the_cycle_collector_and_restores_the_callers_setting(
             assert not gc.isenabled()  # a caller who turned it off keeps it off
         finally:
             gc.enable()
+
+
+def test_the_package_uses_no_private_json_api_and_names_its_one_collector_switch() -> None:
+    package = Path(json_form.__file__).parent
+    switches = []
+    for source in package.rglob("*.py"):
+        text = source.read_text(encoding="utf-8")
+        assert not re.search(r"\b_json\b", text), source  # CPython's private C module
+        switches += [source.name for line in text.splitlines() if "gc.disable()" in line]
+    assert switches == ["collector.py"]  # inside cycle_collector_paused, and nowhere else

@@ -35,7 +35,7 @@ from mini_agent import (
     trim_context,
 )
 from mini_agent.json_form import JSON, MAX_DEPTH
-from mini_agent.messages import record_line, to_record
+from mini_agent.messages import js_string, record_line, to_record
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
 
 DRIVER = Path(__file__).with_name("js") / "driver.mjs"
@@ -47,7 +47,9 @@ DAMAGED_FILES, JS_NUMBER_LINES, ODD_NUMBER_FILES = 300, 2_000, 200
 _PIECES = [
     "a", "read", " ", "中文", "。", "，", "😀", "𠀋", '"', "\\", "\n", "\r", "\t", "\x00", "\x1f",
     "\x7f", "\u2028", "\u2029", "\ud800x", "x\udfff", "é", "{", "}", "[", "]", ":", ",", "1.5",
+    "𝄞", "🧑‍💻",  # astral text: one code point here, two UTF-16 units in JavaScript
 ]  # fmt: skip
+_EXTRA_CALL_KEYS = ["type", "index", "1", "0", "😀", "arguments"]  # kept, in the order written
 _KEYS = ["path", "b", "1", "0", "10", "2", "4294967294", "4294967295", "01", "-1", "1.5",
          "", "键", "00", "9", "a b", "😀"]  # fmt: skip
 
@@ -103,6 +105,17 @@ def _value(rng: random.Random, depth: int = 0) -> JSON:
     return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
 
 
+def _call(rng: random.Random) -> ToolCall:
+    """A call, sometimes with extra keys anywhere among id, name and input (as a file may hold)."""
+    fields: list[tuple[str, JSON]] = [("id", f"c{rng.randrange(40)}")]
+    fields.append(("name", rng.choice(["read", "edit"])))
+    fields.append(("input", _value(rng)))
+    if rng.random() < 0.3:
+        for key in rng.sample(_EXTRA_CALL_KEYS, rng.randint(1, 2)):
+            fields.insert(rng.randint(0, len(fields)), (key, _value(rng)))
+    return ToolCall.from_record(dict(fields))
+
+
 def _history(rng: random.Random, count: int) -> list[Message]:
     messages: list[Message] = []
     open_calls: list[str] = []
@@ -111,10 +124,7 @@ def _history(rng: random.Random, count: int) -> list[Message]:
         if kind == 0:
             messages.append(UserMessage(_text(rng, 12)))
         elif kind == 1:
-            calls = tuple(
-                ToolCall(f"c{rng.randrange(40)}", rng.choice(["read", "edit"]), _value(rng))
-                for _ in range(rng.randint(0, 3))
-            )
+            calls = tuple(_call(rng) for _ in range(rng.randint(0, 3)))
             open_calls.extend(call.id for call in calls)
             messages.append(AssistantMessage(_text(rng, 8), calls))
         else:  # results mostly answer an open call, sometimes an orphan or a repeat
@@ -299,6 +309,14 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
                 "rewrite": str(folder / f"odd{number}.js.jsonl"),
             }
         )
+    # NaN and Infinity: JSON.stringify writes null; a surrogate pair: JavaScript's one character.
+    jobs.append({"op": "nonfinite", "path": str(folder / "nonfinite.jsonl")})
+    pair = {"role": "tool", "content": "\ud83d\ude00 \ud800", "toolCallId": "a", "isError": False}
+    jobs.append(
+        {"op": "write", "path": str(folder / "pair-js.jsonl"), "messages": [json.dumps(pair)]}
+    )
+    pair_text = js_string("\ud83d\ude00 \ud800")  # what a tool's result becomes in run_agent
+    append_session(folder / "pair-py.jsonl", ToolMessage("a", pair_text))
     jobs.append(
         {
             "op": "numbers",
@@ -440,3 +458,45 @@ def test_crlf_files_load_alike_except_a_bare_carriage_return(run: Run) -> None:
     # documented: the kit takes "\r" alone for a CRLF blank line; JSON.parse("\r") fails
     assert load_session(run.folder / "crlf-blank.jsonl") == history
     assert crlf_blank == {"error": f"{INVALID_JSON} 1"}
+
+
+def test_extra_call_keys_survive_both_ways_in_the_order_written(run: Run) -> None:
+    extra = [
+        call
+        for history in run.histories
+        for message in history
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls
+        if call.extra
+    ]
+    assert len(extra) >= 100  # the byte-for-byte tests above ran over all of these
+    moved = [call for call in extra if call.keys]  # an extra key before id, name or input
+    assert moved and all(list(call.to_record()) == list(call.keys) for call in moved)
+
+
+def test_the_chapters_example_of_an_extra_key_estimates_as_the_chapter_does(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    line = '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"n","input":{},"type":"function"}]}'
+    path.write_text(line + "\n", encoding="utf-8")
+    loaded = load_session(path)
+    assert record_line(loaded[0]) == line
+    assert estimate_context_chars(loaded) == len(line) + 1 == 99  # v2 dropped the key: 81
+
+
+def test_nan_and_infinity_are_null_in_node_and_refused_by_the_kit(run: Run) -> None:
+    (message,) = load_session(run.folder / "nonfinite.jsonl")
+    assert isinstance(message, AssistantMessage)
+    assert message.tool_calls[0].input == {"nan": None, "inf": None, "list": [None, 1]}
+    for number in (math.nan, math.inf, -math.inf):  # the kit will not write a value it would lose
+        odd = AssistantMessage("", (ToolCall("a", "n", {"x": number}),))
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            append_session(run.folder / "nonfinite-py.jsonl", odd)
+    assert not (run.folder / "nonfinite-py.jsonl").exists()
+
+
+def test_a_surrogate_pair_is_written_as_node_writes_it(run: Run) -> None:
+    js_bytes = (run.folder / "pair-js.jsonl").read_bytes()
+    assert (run.folder / "pair-py.jsonl").read_bytes() == js_bytes
+    assert (
+        "😀".encode() in js_bytes and b"\\ud800" in js_bytes
+    )  # the pair joined, the lone one escaped

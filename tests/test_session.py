@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,13 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     append_session,
+    estimate_context_chars,
     load_session,
     parse_session_message,
     to_record,
 )
+from mini_agent.json_form import JSON
+from mini_agent.messages import js_string
 
 from .helpers import multi_tool_history, write_lines
 
@@ -436,13 +440,11 @@ def test_append_refuses_what_json_cannot_hold_and_keeps_the_file(
 @pytest.mark.parametrize(
     "message",
     [
-        UserMessage(None),  # type: ignore[arg-type]
-        ToolMessage("a", "x", is_error=1),  # type: ignore[arg-type]
         AssistantMessage("x", (ToolCall("a", "t", (1, 2)),)),  # type: ignore[arg-type]
         AssistantMessage("x", (ToolCall("a", "t", {1: "one"}),)),  # type: ignore[dict-item]
-        UserMessage("\ud83d\ude00"),  # two surrogate code points would load back as one emoji
+        AssistantMessage("x", (ToolCall("a", "t", "\ud83d\ude00"),)),  # a pair in an input
     ],
-    ids=["null-content", "int-is-error", "tuple-input", "int-keys", "surrogate-pair"],
+    ids=["tuple-input", "int-keys", "surrogate-pair-in-input"],
 )
 def test_append_refuses_a_message_that_would_not_load_back_unchanged(
     tmp_path: Path, message: Message
@@ -451,6 +453,43 @@ def test_append_refuses_a_message_that_would_not_load_back_unchanged(
     with pytest.raises(ValueError, match="would not load back unchanged"):
         append_session(path, message)
     assert not path.exists() or path.read_bytes() == b""
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda: UserMessage(None), "UserMessage.content must be a str, not NoneType"),  # type: ignore[arg-type]
+        (lambda: ToolMessage("a", "x", is_error=1), "ToolMessage.is_error must be a bool, not int"),  # type: ignore[arg-type]
+        (lambda: ToolMessage("a", b"x"), "ToolMessage.content must be a str, not bytes"),  # type: ignore[arg-type]
+        (
+            lambda: AssistantMessage("", [{"id": "a", "name": "t", "input": {}}]),  # type: ignore[list-item]
+            r"AssistantMessage.tool_calls\[0\] must be a ToolCall, not dict",
+        ),
+        (lambda: AssistantMessage("", "abc"), "tool_calls must be a sequence of ToolCall, not str"),  # type: ignore[arg-type]
+        (lambda: ToolCall(1, "t", None), "ToolCall.id must be a str, not int"),  # type: ignore[arg-type]
+    ],
+    ids=["null-content", "int-is-error", "bytes-content", "dict-call", "str-calls", "int-id"],
+)
+def test_constructors_refuse_a_wrong_type_at_once(make: Callable[[], object], says: str) -> None:
+    with pytest.raises(TypeError, match=says):
+        make()
+
+
+def test_tool_message_takes_its_fields_by_name() -> None:
+    by_name = ToolMessage(tool_call_id="a", content="result", is_error=True)
+    assert (by_name.tool_call_id, by_name.content, by_name.is_error) == ("a", "result", True)
+    assert repr(by_name) == "ToolMessage(tool_call_id='a', content='result', is_error=True)"
+
+
+def test_a_surrogate_pair_as_two_code_points_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    # JavaScript holds "\ud83d\ude00" as the one character a load reads back
+    path = tmp_path / "s.jsonl"
+    with pytest.raises(ValueError, match=r"a surrogate pair as two code points \(see js_string\)"):
+        append_session(path, ToolMessage("a", "\ud83d\ude00"))
+    message = ToolMessage("a", js_string("\ud83d\ude00 and a lone \ud800"))
+    assert message.content == "😀 and a lone \ud800"
+    append_session(path, message)
+    assert load_session(path) == [message]
 
 
 def test_format_errors_survive_pickling() -> None:
@@ -477,3 +516,41 @@ def test_fsync_on_a_new_file_also_syncs_its_folder(
     append_session(tmp_path / "s.jsonl", UserMessage("x"), fsync=True)
     append_session(tmp_path / "s.jsonl", UserMessage("y"), fsync=True)
     assert synced == [str(tmp_path)]
+
+
+def test_a_message_whose_input_changed_is_measured_and_written_as_it_is_now(
+    tmp_path: Path,
+) -> None:
+    # no cached line: a message never goes stale, and nothing refuses it without saying why
+    tool_input: dict[str, JSON] = {"path": "a"}
+    message = AssistantMessage("", (ToolCall("1", "read", tool_input),))
+    before = estimate_context_chars([message])
+    tool_input["path"] = "a much longer path"
+    assert estimate_context_chars([message]) == before + len(" much longer path")
+    path = tmp_path / "s.jsonl"
+    append_session(path, message)
+    assert load_session(path) == [message]
+    assert path.read_text(encoding="utf-8") == message.line + "\n"
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        '[{"id":"a","name":"n","input":{},"type":"function"}]',
+        '[{"type":"function","id":"a","input":null,"name":"n"}]',
+        '[{"0":1,"id":"a","name":"n","input":[],"z":{"k":2}}]',
+    ],
+    ids=["after", "before-and-reordered", "index-key"],
+)
+def test_extra_keys_in_a_tool_call_survive_a_round_trip_in_the_order_written(
+    tmp_path: Path, calls: str
+) -> None:
+    # the chapter's calls() is a type guard: its record keeps item.toolCalls as written
+    line = '{"role":"assistant","content":"","toolCalls":' + calls + "}"
+    source = write_lines(tmp_path / "in.jsonl", line)
+    (message,) = load_session(source)
+    copy = tmp_path / "out.jsonl"
+    append_session(copy, message)
+    assert copy.read_text(encoding="utf-8") == line + "\n"
+    assert estimate_context_chars([message]) == len(line) + 1
+    assert load_session(copy) == [message]

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, context_units
+from mini_agent.teaching.chapter_reference import literal_units
 from mini_agent.teaching.trace import ScanStep, scan_steps
 
 from .helpers import multi_tool_history
@@ -79,3 +80,25 @@ def test_the_last_step_holds_the_packages_units(history: list[Message]) -> None:
     assert final == context_units(history)
     assert [step.number for step in steps] == list(range(1, len(steps) + 1))
     assert all(later.index == earlier.next_index for earlier, later in pairwise(steps))
+
+
+@given(histories)
+def test_each_step_is_the_literal_inner_search_of_the_chapter(history: list[Message]) -> None:
+    # the steps derive from context.py's scan; here each is checked against the chapter's
+    # own backward search, run literally, and the last units against the literal transcription
+    steps = list(scan_steps(history))
+    for step in steps:
+        if step.wanted_id is None:
+            continue
+        looked_at, found = [], None
+        for i in range(step.index - 1, -1, -1):
+            looked_at.append(i)
+            candidate = history[i]
+            if isinstance(candidate, AssistantMessage) and any(
+                call.id == step.wanted_id for call in candidate.tool_calls
+            ):
+                found = i
+                break
+        assert (step.looked_at, step.found) == (tuple(looked_at), found)
+    final = [list(unit) for unit in steps[-1].units] if steps else []
+    assert final == literal_units(history)

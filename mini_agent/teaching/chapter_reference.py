@@ -1,7 +1,10 @@
-"""A slow, literal transcription of the chapter's context.ts, kept to prove the fast one equal.
+"""A slow, literal transcription of the chapter's context.ts: the outside check of context.py.
 
 Line for line the chapter's loops: a backward search for every tool result, and the whole
 `unit + kept` re-measured at every step. Quadratic on long sessions, and obviously right.
+It does not derive from `context.py`: tests/test_properties.py and tests/test_fuzz.py check
+`context_units` and `trim_context` against it on random histories (context.py is this loop
+with the inner search answered in advance and a running total; see its docstring).
 """
 
 from __future__ import annotations

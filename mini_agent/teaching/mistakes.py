@@ -7,10 +7,21 @@ Never use these for anything but watching them go wrong.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from .chapter_session import calls, record
+
+_M = TypeVar("_M", AssistantMessage, ToolMessage)
+
+
+def _as_typescript_holds(kind: type[_M], **fields: Any) -> _M:
+    """The message TypeScript's object literal would hold: no constructor checks its fields
+    (ours refuse a non-str content at once, which would hide the mistake shown here)."""
+    message = object.__new__(kind)
+    for name, value in fields.items():
+        object.__setattr__(message, name, value)
+    return message
 
 
 def parse_with_precondition_in_user_branch(value: object) -> Message | None:
@@ -23,16 +34,19 @@ def parse_with_precondition_in_user_branch(value: object) -> Message | None:
     if item["role"] == "user" and isinstance(content, str):
         return UserMessage(content)
     if item["role"] == "assistant" and calls(item.get("toolCalls")):
-        tool_calls = [
+        tool_calls = tuple(
             ToolCall(call["id"], call["name"], call["input"]) for call in item["toolCalls"]
-        ]
-        return AssistantMessage(content, tool_calls)  # 这里 content 没查过
+        )
+        # 这里 content 没查过
+        return _as_typescript_holds(AssistantMessage, content=content, tool_calls=tool_calls)
     if (
         item["role"] == "tool"
         and isinstance(item.get("toolCallId"), str)
         and isinstance(item.get("isError"), bool)
     ):
-        return ToolMessage(item["toolCallId"], content, item["isError"])  # 这里也没查
+        return _as_typescript_holds(  # 这里也没查
+            ToolMessage, tool_call_id=item["toolCallId"], content=content, is_error=item["isError"]
+        )
     return None
 
 

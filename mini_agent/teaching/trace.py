@@ -1,10 +1,11 @@
 """The chapter's reverse scan, one step at a time, for notebooks and steppers to show.
 
-Chapter 34, section "单位构造的逐步过程". `scan_steps` follows the chapter's loop literally
-(a backward search for every tool result) and yields what the chapter draws at each turn of
-the outer loop: where `index` is, which assistant was found, the unit cut and the units so
-far. The units of the last step equal `context_units(messages)`; `context.py` stays the one
-place that builds units fast, this module only explains them.
+Chapter 34, section "单位构造的逐步过程". Derived from the package's one scan: `scan_steps`
+walks `context.context_units`' outer loop and takes each tool result's assistant from
+`context.declaring_assistants` (the chapter's inner search, answered in advance); `looked_at`
+lists the messages that inner search passes over on its way back. Each step yields what the
+chapter draws: where `index` is, which assistant was found, the unit cut and the units so far.
+The units of the last step equal `context_units(messages)` (tests/test_trace.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from ..context import declaring_assistants
 from ..messages import AssistantMessage, Message, ToolMessage
 from ..visible import visible
 from .text import words
@@ -99,26 +101,23 @@ def scan_steps(messages: Sequence[Message]) -> Iterator[ScanStep]:
 
     Pure: `messages` is only read. An empty history yields no step.
     """
+    assistant_for = declaring_assistants(messages)
     units: Units = ()
     index = len(messages) - 1
     number = 0
     while index >= 0:
         message = messages[index]
-        wanted_id, found, looked_at = None, None, []
+        looked_at: tuple[int, ...] = ()  # what the chapter's inner search passes over
+        wanted_id, found = None, None
         if isinstance(message, ToolMessage):
             wanted_id = message.tool_call_id
-            for i in range(index - 1, -1, -1):
-                looked_at.append(i)
-                candidate = messages[i]
-                if isinstance(candidate, AssistantMessage) and any(
-                    call.id == wanted_id for call in candidate.tool_calls
-                ):
-                    found = i
-                    break
+            if assistant_for[index] >= 0:
+                found = assistant_for[index]
+            looked_at = tuple(range(index - 1, (found if found is not None else 0) - 1, -1))
         start = index if found is None else found
         units = (tuple(messages[start : index + 1]), *units)
         number += 1
-        yield ScanStep(number, index, message, wanted_id, tuple(looked_at), found, start,
+        yield ScanStep(number, index, message, wanted_id, looked_at, found, start,
                        index + 1, units)  # fmt: skip
         index = start - 1
 

@@ -27,6 +27,12 @@ async function run(job) {
     });
     return { count: messages.length, estimate: estimateContextChars(messages), trims };
   }
+  if (job.op === "nonfinite") {
+    // What JSON.stringify does with numbers JSON cannot hold: it writes null.
+    const input = { nan: NaN, inf: Infinity, list: [-Infinity, 1] };
+    await appendSession(job.path, { role: "assistant", content: "", toolCalls: [{ id: "a", name: "n", input }] });
+    return {};
+  }
   if (job.op === "numbers") {
     // Numbers and keys JavaScript makes itself, from a seeded generator of raw doubles.
     let state = BigInt(job.seed) | 1n;

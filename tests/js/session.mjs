@@ -1,6 +1,8 @@
 // The chapter's src/session.ts, transcribed to plain JavaScript (no types, no npm packages).
-// The chapter elides the message literals ("return { ... }"); they are rebuilt here from the
-// fields each role needs, in the order the kit writes them: role, content, own fields.
+// The chapter elides the message literals ("return { ... }"); they are written here as
+// TypeScript would run them: each role's own fields after role and content, and the
+// assistant's `toolCalls: item.toolCalls` as the calls() guard let them through (kept whole:
+// extra keys survive, in the order written).
 import { appendFile, readFile } from "node:fs/promises";
 
 function record(value) {
@@ -29,8 +31,7 @@ export function parseSessionMessage(value) {
   }
   if (item.role === "user") return { role: "user", content: item.content };
   if (item.role === "assistant" && calls(item.toolCalls)) {
-    const toolCalls = item.toolCalls.map((call) => ({ id: call.id, name: call.name, input: call.input }));
-    return { role: "assistant", content: item.content, toolCalls };
+    return { role: "assistant", content: item.content, toolCalls: item.toolCalls };
   }
   if (item.role === "tool" && typeof item.toolCallId === "string" && typeof item.isError === "boolean") {
     return { role: "tool", content: item.content, toolCallId: item.toolCallId, isError: item.isError };

@@ -1,0 +1,31 @@
+"""Beyond the chapter: the session's error as an object that carries where it happened.
+
+The chapter throws `new Error("invalid session JSON at line N")`; the kit raises
+`SessionFormatError`, whose message starts with the same phrase and whose attributes say the
+path, the line and the column, so a notebook, the CLI and a test each show them their own way.
+`session` re-exports all three names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .durable import PathLike
+
+INVALID_JSON = "invalid session JSON at line"
+INVALID_RECORD = "invalid session record at line"
+
+
+class SessionFormatError(ValueError):
+    """A line that cannot be restored: `path`, the physical 1-based `line`, and the `column`
+    (1-based, in characters) when the JSON decoder knows it — as `json.JSONDecodeError` does."""
+
+    def __init__(
+        self, phrase: str, path: PathLike, line: int, detail: str, column: int | None = None
+    ) -> None:
+        super().__init__(f"{phrase} {line}: {detail}")
+        self.phrase, self.path, self.line = phrase, path, line
+        self.detail, self.column = detail, column
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles carry it whole, not as a TypeError
+        return (type(self), (self.phrase, self.path, self.line, self.detail, self.column))
