@@ -71,7 +71,9 @@ def check_arguments(
     prompt: object, tools: object, session_path: object, budget: object, max_turns: object
 ) -> None:
     """Refuse a bad argument before anything is loaded or written."""
-    if not isinstance(prompt, str):
+    if prompt is None and session_path is None:
+        raise ValueError("prompt=None answers a session on disk: give session_path too")
+    if prompt is not None and not isinstance(prompt, str):
         raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
     if isinstance(max_turns, bool) or not isinstance(max_turns, int):
         raise TypeError(f"max_turns must be an int, not {type(max_turns).__name__}")
@@ -90,7 +92,7 @@ def check_arguments(
 
 
 def run_agent(
-    prompt: str,
+    prompt: str | None,
     *,
     client: ModelClient,
     tools: Sequence[Tool] = (),
@@ -110,6 +112,8 @@ def run_agent(
     A model request that fails raises here and records nothing of its reply. A run stopped
     while tools ran records `INTERRUPTED` for each call left open, then raises; what it could
     not write (or a killed process left open) the next run records before its first request.
+    Beyond the chapter: `prompt=None` records no prompt and answers the session as it is on
+    disk (a run whose model request failed left its prompt there, unanswered: `chat` resumes so).
     """
     check_arguments(prompt, tools, session_path, context_max_chars, max_turns)
     tools_by_name = {tool.name: tool for tool in tools}
@@ -122,7 +126,8 @@ def run_agent(
 
     for result in interrupted_results(messages):  # what an interrupted run left open
         record(result)
-    record(UserMessage(js_string(prompt)))
+    if prompt is not None:
+        record(UserMessage(js_string(prompt)))
     for _ in range(max_turns):
         context = (
             messages if context_max_chars is None else trim_context(messages, context_max_chars)

@@ -61,7 +61,8 @@ def units_newest_first(messages: Sequence[Message]) -> Iterator[list[Message]]:
     while index >= 0:
         message = messages[index]
         if isinstance(message, ToolMessage):
-            assistant_index = assistant_for[index]  # the inner search, answered in advance
+            # 向前找声明该 toolCallId 的 assistant（the inner search, answered in advance）
+            assistant_index = assistant_for[index]
             if assistant_index >= 0:
                 yield list(messages[assistant_index : index + 1])
                 index = assistant_index - 1

@@ -558,7 +558,6 @@ def test_a_tool_that_mutates_its_input_changes_neither_the_request_nor_the_disk(
     "bad",
     [
         {"prompt": 1},
-        {"prompt": None},
         {"max_turns": 1.5},
         {"max_turns": True},
         {"max_turns": 0},
@@ -627,3 +626,17 @@ def test_fsync_is_passed_to_every_append(tmp_path: Path, monkeypatch: pytest.Mon
     assert synced == []
     run_agent("x", client=ScriptedClient([AssistantMessage("y")]), session_path=session, fsync=True)
     assert len(synced) == 2  # the prompt and the reply, each made durable
+
+
+def test_prompt_none_answers_the_session_on_disk_without_a_second_prompt(tmp_path: Path) -> None:
+    session = write_lines(tmp_path / "s.jsonl", '{"role":"user","content":"hi"}')
+    client = ScriptedClient([AssistantMessage("hello")])
+    result = run_agent(None, client=client, session_path=session)
+    assert client.requests == [[UserMessage("hi")]]
+    assert load_session(session) == [UserMessage("hi"), AssistantMessage("hello")]
+    assert result.final == AssistantMessage("hello")
+
+
+def test_prompt_none_without_a_session_is_refused() -> None:
+    with pytest.raises(ValueError, match="session_path"):
+        run_agent(None, client=ScriptedClient([AssistantMessage("x")]))

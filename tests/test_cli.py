@@ -531,7 +531,7 @@ print(" ".join(sorted(m for m in sys.modules if m.startswith(("mini_agent.teachi
 )  # fmt: skip
 def test_a_command_imports_only_what_it_runs(session: Path, args: list[str], imported: str) -> None:
     done = subprocess.run([sys.executable, "-c", IMPORTED, *args], cwd=session.parent,
-                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+                          capture_output=True, encoding="utf-8", timeout=60, check=True)  # fmt: skip
     modules = done.stdout.splitlines()[-1].split()
     assert (imported in modules) if imported else modules == [], modules
     assert "mini_agent.live.chat" not in modules or args[0] == "chat", modules

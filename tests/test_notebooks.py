@@ -20,13 +20,12 @@ SANITIZE = ROOT / "notebooks" / "sanitize.cfg"
 # The chapter's path: one notebook per section of the chapter. The kit's machinery lives in
 # 07a, and these notebooks show none of it (issue 18).
 CHAPTER_PATH = ("01", "02", "03", "04", "05", "06", "07")
-# Notebooks held to the v3 rules below. nb1 and nb2 rewrite 01-07 on their branches; the lead
-# sets REWRITTEN = CHAPTER_PATH (and adds "00") once both are merged.
-REWRITTEN: tuple[str, ...] = ()
+# Notebooks held to the v3 rules below: the whole chapter path.
+REWRITTEN: tuple[str, ...] = CHAPTER_PATH
 # Notebooks that end with 小结 and 练习 (d2l's manner), and notebooks that survive running
 # every code cell twice in a row with no error and no changed output.
-ENDS_WITH_EXERCISES = ("07a", "08", *REWRITTEN)
-RUN_TWICE = ("07a", "08", "90", "95", *REWRITTEN)
+ENDS_WITH_EXERCISES = (*REWRITTEN, "07a", "08")
+RUN_TWICE = ("00", *REWRITTEN, "07a", "08", "90", "95")
 
 SMALLEST = "context budget cannot contain the smallest consistent message unit"
 # A teaching scenario each notebook must show in a stored output (errors: as show_error shows them).

@@ -12,28 +12,24 @@ when the first prompt read equals the unanswered one, it is answered, not record
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from ..agent import (
-    DEFAULT_MAX_TURNS,
     AgentTurnLimitError,
-    interrupted_results,
     run_agent,
-    run_tool,
 )
 from ..arguments import positive_float, positive_int
-from ..context import ContextBudgetError, trim_context
+from ..context import ContextBudgetError
 from ..json_form import JSON, stringify
 from ..messages import AssistantMessage, Message, UserMessage
-from ..model_client import ModelClient, StreamEvent, TextDelta, collect_reply
-from ..session import append_session, load_session
+from ..model_client import StreamEvent, TextDelta
+from ..session import load_session
 from ..teaching.text import ENGLISH, request_line
 from ..tools import Tool, as_object
-from ..visible import visible_line
+from ..visible import visible, visible_line, visible_text
 from .openai_client import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_DEADLINE,
@@ -161,7 +157,7 @@ class _Echo:
         try:
             for event in self.inner.stream(messages, tools):
                 if isinstance(event, TextDelta):
-                    self.out.write(_printable(event.text))
+                    self.out.write(visible_text(event.text))  # the session keeps it as sent
                     self.out.flush()
                     printed = True
                 else:
@@ -176,16 +172,6 @@ class _Echo:
                 self.out.flush()
 
 
-def _printable(text: str) -> str:
-    """The model's text for a terminal: line breaks and tabs as they are, every other
-    invisible character escaped as `visible_line` escapes it (ESC, BEL, CR, U+202E, a lone
-    surrogate …). The session keeps the text exactly as the model sent it."""
-    return "\n".join(
-        "\t".join(visible_line(part, 10 * len(part) + 1) for part in line.split("\t"))
-        for line in text.split("\n")
-    )
-
-
 def unanswered_prompt(messages: Sequence[Message]) -> str | None:
     """The prompt a failed run left without its final answer: the last user message, when
     only its own tool units (or nothing) follow it; `None` when the last turn is answered."""
@@ -195,48 +181,6 @@ def unanswered_prompt(messages: Sequence[Message]) -> str | None:
         if isinstance(message, AssistantMessage) and not message.tool_calls:
             return None
     return None
-
-
-def answer_on_disk(
-    session: Path,
-    *,
-    client: ModelClient,
-    tools: Sequence[Tool],
-    context_max_chars: int | None,
-    on_request: OnRequest,
-    fsync: bool,
-) -> AssistantMessage:
-    """Finish the turn a failed run left open: `run_agent`'s loop from the session as it is
-    on disk, without recording a prompt first (the prompt is already there)."""
-    messages = load_session(session)
-    tools_by_name = {tool.name: tool for tool in tools}
-
-    def record(message: Message) -> None:
-        append_session(session, message, fsync=fsync)  # disk first, as in `run_agent`
-        messages.append(message)
-
-    for result in interrupted_results(messages):
-        record(result)
-    for _ in range(DEFAULT_MAX_TURNS):
-        context = (
-            messages if context_max_chars is None else trim_context(messages, context_max_chars)
-        )
-        on_request(tuple(messages), tuple(context))
-        reply = collect_reply(client.stream(list(context), tools))
-        record(reply.message)
-        if not reply.message.tool_calls:
-            return reply.message
-        try:
-            for call, input_error in zip(reply.message.tool_calls, reply.input_errors, strict=True):
-                record(run_tool(tools_by_name, call, input_error))
-        except BaseException:
-            with contextlib.suppress(Exception):
-                for result in interrupted_results(messages):
-                    record(result)
-            raise
-    raise AgentTurnLimitError(
-        f"agent stopped after {DEFAULT_MAX_TURNS} model turns without a final answer"
-    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -260,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     with live:
         # A bad file: `main` reports FILE:LINE and the bad line.
         on_disk = load_session(args.session)
-        notes.write(f"session {args.session}: {len(on_disk)} messages on disk\n")
+        notes.write(f"session {visible(str(args.session))}: {len(on_disk)} messages on disk\n")
         return _chat(args, live, out, notes, unanswered_prompt(on_disk))
 
 
@@ -290,26 +234,18 @@ def _chat(
             if not prompt.strip():
                 continue
             prompts += 1
-            if prompts == 1 and prompt == unanswered:  # a rerun: answer it, do not repeat it
+            rerun = prompts == 1 and prompt == unanswered  # answer it, do not repeat it
+            if rerun:
                 notes.write("the session ends with this prompt, unanswered: answering it\n")
-                answer_on_disk(
-                    session,
-                    client=client,
-                    tools=tools,
-                    context_max_chars=budget,
-                    on_request=summarise,
-                    fsync=args.fsync,
-                )
-            else:
-                run_agent(
-                    prompt,
-                    client=client,
-                    tools=tools,
-                    session_path=session,
-                    context_max_chars=budget,
-                    on_request=summarise,
-                    fsync=args.fsync,
-                )
+            run_agent(
+                None if rerun else prompt,  # None: the prompt is on disk already
+                client=client,
+                tools=tools,
+                session_path=session,
+                context_max_chars=budget,
+                on_request=summarise,
+                fsync=args.fsync,
+            )
     except ModelClientError as err:
         notes.write(f"error: {err}\nnothing of the failed reply was recorded; ")
         notes.write(f"its prompt is on disk, unanswered\n{_resume(session, prompts)}")
@@ -336,5 +272,5 @@ def _resume(session: Path, prompts: int, change: str = "") -> str:
     again = "run the same command again" if prompts == 1 else f"send prompt {prompts} again first"
     return (
         f"to resume, {again}{change}: a first prompt equal to the unanswered one is "
-        f"answered from {session}, not recorded twice\n"
+        f"answered from {visible(str(session))}, not recorded twice\n"
     )

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..visible import visible_html, visible_text
-
 from .glosses import gloss
 
 
@@ -39,7 +38,8 @@ class ShownError:
     @property
     def gloss(self) -> str | None:
         """The Chinese meaning of the message, or `None` when there is none to give."""
-        return gloss(self.error)
+        meaning = gloss(self.error)  # it may quote the file too
+        return None if meaning is None else visible_text(meaning)
 
     def __repr__(self) -> str:
         shown = f"{self.name}: {self.message}" if self.message else self.name
