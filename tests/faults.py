@@ -18,7 +18,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,53 @@ def small_tmpfs(folder: Path, size: int) -> Iterator[Path]:
         yield folder
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+@contextlib.contextmanager
+def ext4_on_a_full_device(
+    folder: Path, *, journal: bool
+) -> Iterator[tuple[Path, Callable[[], None]]]:
+    """An ext4 file system on a loop device whose backing file lives on a small tmpfs:
+    yields its mount point and `fill`, which fills the tmpfs, so that writes the file system
+    accepted into its cache fail when written back — at `fsync`, or silently; `fill(False)`
+    frees it again. Unmounted (see `remount_loop`), what never reached the device is gone,
+    as after a crash. Needs root, `mkfs.ext4` and a free loop device (`MountRefused` otherwise)."""
+    back, mount = folder / "backing", folder / "ext4"
+    image = back / "image"
+    with small_tmpfs(back, 6 << 20):
+        with image.open("wb") as file:  # sparse: only what ext4 writes takes tmpfs pages
+            file.truncate(64 << 20)
+        options = [] if journal else ["-O", "^has_journal"]
+        made = subprocess.run(
+            ["mkfs.ext4", "-q", "-F", *options, str(image)], capture_output=True, text=True
+        )
+        if made.returncode != 0:
+            raise MountRefused(f"mkfs.ext4 failed: {made.stderr.strip() or made.returncode}")
+        mount.mkdir(exist_ok=True)
+        mounted = subprocess.run(
+            ["mount", "-o", "loop", str(image), str(mount)], capture_output=True, text=True
+        )
+        if mounted.returncode != 0:
+            raise MountRefused(f"mount -o loop refused: {mounted.stderr.strip()}")
+        try:
+            yield (
+                mount,
+                lambda full: fill(back / "filler", 0) if full else (back / "filler").unlink(),
+            )
+        finally:
+            subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def remount_loop(mount: Path) -> None:
+    """Unmount and mount again the loop file system at `mount` (what a reboot would find)."""
+    source = subprocess.run(
+        ["findmnt", "-n", "-o", "SOURCE", str(mount)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    image = subprocess.run(
+        ["losetup", "-n", "-O", "BACK-FILE", source], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    subprocess.run(["umount", str(mount)], capture_output=True)  # write-back errors: expected
+    subprocess.run(["mount", "-o", "loop", image, str(mount)], check=True)
 
 
 def fill(filler: Path, leave: int) -> None:
