@@ -58,7 +58,7 @@ def small_tmpfs(folder: Path, size: int) -> Iterator[Path]:
 @contextlib.contextmanager
 def ext4_on_a_full_device(
     folder: Path, *, journal: bool
-) -> Iterator[tuple[Path, Callable[[], None]]]:
+) -> Iterator[tuple[Path, Callable[[bool], None]]]:
     """An ext4 file system on a loop device whose backing file lives on a small tmpfs:
     yields its mount point and `fill`, which fills the tmpfs, so that writes the file system
     accepted into its cache fail when written back — at `fsync`, or silently; `fill(False)`
