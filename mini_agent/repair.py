@@ -42,7 +42,7 @@ ADVICE = (
     "to keep what is readable, copy the file, then delete the damaged lines in an editor "
     "(`python -m mini_agent check FILE` names each)"
 )
-CHUNK = 1 << 20  # scanning a line reads this much at a time: memory stays bounded
+CHUNK = 1 << 20  # `why_not_torn` takes a line in pieces this big (repair itself holds the file)
 
 
 class RepairRefusedError(SessionFormatError):
