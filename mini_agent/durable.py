@@ -85,7 +85,7 @@ def append_line(
         try:
             _append_held(fd, path, payload, check_last_line, fsync, created)
         finally:
-            release(fd)  # closing releases the lock
+            _release(fd)  # closing releases the lock
 
 
 def _append_held(
@@ -133,7 +133,7 @@ def read_session_file(path: PathLike) -> bytes:
             finally:
                 signal_gate.interruptible = False
         finally:
-            release(fd)
+            _release(fd)
 
 
 def _roll_back(fd: int, size: int, synced: bool) -> None:
@@ -253,9 +253,9 @@ def _open_locked(path: PathLike, flags: int, *, shared: bool) -> tuple[int, bool
             if _names_same_file(path, os.fstat(fd)):
                 return fd, created
         except BaseException:
-            release(fd)
+            _release(fd)
             raise
-        release(fd)
+        _release(fd)
     raise OSError(errno.EAGAIN, "session file kept being replaced while opening it", str(path))
 
 
@@ -371,7 +371,13 @@ def _open_or_create(path: PathLike, flags: int) -> tuple[int, bool]:
 
 def release(fd: int) -> None:
     """Close an fd from `open_locked`, which releases its lock."""
-    with signals_deferred(), _held_guard:
+    with signals_deferred():
+        _release(fd)
+
+
+def _release(fd: int) -> None:
+    """`release`, for callers that already defer signals."""
+    with _held_guard:
         os.close(fd)  # first: whatever happens next, the fd and its lock are gone
         _held.pop(fd, None)
 
@@ -421,6 +427,11 @@ class _Signals(threading.local):
 
 signal_gate = _Signals()
 _Handler = Callable[[int, FrameType | None], object]
+# The C functions under `signal.getsignal` and `signal.signal` (same arguments, same results
+# but for enum wrapping), where `signal` has them: the wrapping costs microseconds a call.
+_C_SIGNAL = sys.modules.get("_signal", signal)
+_getsignal: Callable[[int], object] = getattr(_C_SIGNAL, "getsignal", signal.getsignal)
+_setsignal: Callable[[int, _Handler], object] = getattr(_C_SIGNAL, "signal", signal.signal)
 _replaced: dict[int, _Handler] = {}  # signal number -> the handler `_note` stands in for
 _noted: list[tuple[int, FrameType | None]] = []
 
@@ -452,10 +463,10 @@ class signals_deferred:  # lower case: used as a `with` block, like a function
             return
         try:
             for signum in _ASYNC:
-                handler = signal.getsignal(signum)
+                handler = _getsignal(signum)
                 if callable(handler) and handler is not _note:
                     _replaced[signum] = handler
-                    signal.signal(signum, _note)
+                    _setsignal(signum, _note)
         except ValueError:  # not the main interpreter, or no signals here (Pyodide)
             pass
         except BaseException:
@@ -471,10 +482,12 @@ class signals_deferred:  # lower case: used as a `with` block, like a function
         noted = _noted[:]
         del _noted[:]
         for signum, handler in list(_replaced.items()):
-            with contextlib.suppress(ValueError):
-                signal.signal(signum, handler)
+            try:  # noqa: SIM105 - no `suppress` object to build on every append
+                _setsignal(signum, handler)
+            except ValueError:
+                pass
             del _replaced[signum]
         for signum, frame in noted:
-            now = signal.getsignal(signum)
+            now = _getsignal(signum)
             if callable(now):
                 now(signum, frame)  # Ctrl-C: KeyboardInterrupt, now that all is safe
