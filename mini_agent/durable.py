@@ -261,7 +261,9 @@ def _open_locked(path: PathLike, flags: int, *, shared: bool) -> tuple[int, bool
 
 def refuse_untrusted(info: os.stat_result, path: PathLike) -> None:
     """Raise `UntrustedFileError` unless the file `info` describes is the caller's own and
-    no one else may write it. Not on Windows (no uid; its mode bits say nothing of others)."""
+    no one else may write it: not world-writable, and group-writable only when the group is
+    the owner's private one (the user-private-group convention of a umask of 002). Not on
+    Windows (no uid; its mode bits say nothing of other users)."""
     if not hasattr(os, "geteuid") or os.name == "nt":
         return
     me = os.geteuid()
@@ -271,13 +273,29 @@ def refuse_untrusted(info: os.stat_result, path: PathLike) -> None:
             "session another user controls; keep sessions in a folder only you can write"
         )
         raise UntrustedFileError(errno.EPERM, reason, str(path))
-    if info.st_mode & 0o022:
+    if info.st_mode & 0o002 or (info.st_mode & 0o020 and not _private_group(info)):
         mode = stat.S_IMODE(info.st_mode)
         reason = (
             f"mode {mode:04o} lets others write it, so anything in it may be theirs: "
             f"refusing to append; if you trust its content, `chmod 600` it"
         )
         raise UntrustedFileError(errno.EPERM, reason, str(path))
+
+
+def _private_group(info: os.stat_result) -> bool:
+    """Whether the file's group is its owner's own: named as the owner, the owner's
+    primary group, and no one else listed in it."""
+    try:
+        import grp
+        import pwd
+    except ImportError:
+        return False
+    try:
+        group, user = grp.getgrgid(info.st_gid), pwd.getpwuid(info.st_uid)
+    except KeyError:
+        return False
+    others = [member for member in group.gr_mem if member != user.pw_name]
+    return group.gr_name == user.pw_name and user.pw_gid == info.st_gid and not others
 
 
 def _names_same_file(path: PathLike, opened: os.stat_result) -> bool:

@@ -571,13 +571,18 @@ def test_a_new_session_is_exactly_0600_whatever_the_umask(tmp_path: Path) -> Non
     assert (run.returncode, run.stdout) == (0, "0o600\n"), run.stderr
 
 
-def test_a_group_writable_session_of_ones_own_is_refused_with_the_fix(tmp_path: Path) -> None:
+def test_a_session_others_may_write_is_refused_with_the_fix(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the file to another group, as CI runs")
     path = tmp_path / "s.jsonl"
     append_session(path, UserMessage("x"))
-    path.chmod(0o620)
-    with pytest.raises(durable.UntrustedFileError, match=r"mode 0620 .* `chmod 600`"):
-        append_session(path, UserMessage("y"))
-    assert load_session(path) == [UserMessage("x")]  # reading it is still allowed
-    path.chmod(0o600)
+    for mode, group in ((0o606, 0), (0o620, 65534)):  # world-writable; a shared group's
+        os.chown(path, 0, group)
+        path.chmod(mode)
+        with pytest.raises(durable.UntrustedFileError, match=rf"mode 0{mode:o} .* `chmod 600`"):
+            append_session(path, UserMessage("y"))
+        assert load_session(path) == [UserMessage("x")]  # reading it is still allowed
+    os.chown(path, 0, 0)  # root:root, 0660: the user-private-group shape a umask of 002 makes
+    path.chmod(0o660)
     append_session(path, UserMessage("y"))
     assert load_session(path) == [UserMessage("x"), UserMessage("y")]
