@@ -9,6 +9,7 @@ kept for what no real fault reaches here (a cut or a sync that fails after the b
 from __future__ import annotations
 
 import errno
+import json
 import os
 import pickle
 import random
@@ -495,5 +496,76 @@ def test_a_strangers_files_in_a_shared_folder_are_left_and_do_not_stop_the_repai
         report = repair_session(path)  # once: EPERM on the stranger's files (as non-root)
         assert report.backup == shared / "s.jsonl.torn.3" and path.read_bytes() == complete
         assert names(shared) == sorted([*planted, "s.jsonl", "s.jsonl.torn.3"])
+    finally:
+        shutil.rmtree(shared)
+
+
+AS_VICTIM = """
+import json, os, pwd, sys
+from mini_agent.repair import repair_session
+user = pwd.getpwnam(sys.argv[2])
+os.chdir(sys.argv[1])
+os.setgid(user.pw_gid)
+os.setuid(user.pw_uid)  # an ordinary user: the sticky bit now keeps others' files from it
+try:
+    print(json.dumps(repair_session("s.jsonl").summary()))
+except OSError as err:
+    print(json.dumps(f"{type(err).__name__}: {err}"))
+"""
+
+
+def second_user(name: str = "mini-agent-test") -> str:
+    """An unprivileged user other than `nobody`, created (without a home) if absent."""
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        made = subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if made.returncode != 0:
+            pytest.skip(f"cannot create a second user: {made.stderr.strip()}")
+    return name
+
+
+def test_an_ordinary_owners_repair_skips_a_strangers_files_instead_of_failing(
+    tmp_path: Path,
+) -> None:
+    # As an ordinary user in a sticky folder, removing another user's file is EPERM: the
+    # repair once failed on it ("cannot remove what an interrupted repair left").
+    if os.geteuid() != 0:
+        pytest.skip("needs root to act as two users, as CI runs")
+    import pwd
+    import shutil
+    import tempfile
+
+    victim = pwd.getpwnam(second_user())
+    shared = Path(tempfile.mkdtemp(prefix="sticky-", dir="/tmp"))
+    try:
+        shared.chmod(0o1777)
+        planted = [".s.jsonl.0123456789abcdef.tmp", "s.jsonl.torn"]
+        run = subprocess.run(
+            [sys.executable, "-c", STRANGER, str(shared), *planted],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        path = shared / "s.jsonl"
+        complete = complete_session(path)
+        path.write_bytes(complete + b'{"ro')
+        os.chown(path, victim.pw_uid, victim.pw_gid)
+        path.chmod(0o600)
+        run = subprocess.run(
+            [sys.executable, "-c", AS_VICTIM, str(shared), victim.pw_name],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stdout) == (
+            "s.jsonl: cut the torn last line 5 (4 bytes) into s.jsonl.torn.2; 4 messages load"
+        )
+        assert path.read_bytes() == complete
+        assert names(shared) == sorted([*planted, "s.jsonl", "s.jsonl.torn.2"])
     finally:
         shutil.rmtree(shared)
