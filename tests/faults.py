@@ -439,6 +439,7 @@ SIGINT_TRIALS = textwrap.dedent(
     import fcntl, json, os, random, signal, sys, threading, time
     from mini_agent import SessionFormatError, UserMessage, append_session, load_session
     folder, trials, helpers, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job inherits SIG_IGN
     rng = random.Random(seed)
     path = os.path.join(folder, "main.jsonl")
     stop = threading.Event()
@@ -484,7 +485,7 @@ SIGINT_TRIALS = textwrap.dedent(
         tally["trials"] += 1
         try:
             killer.start()
-            for _ in range(100_000):  # until the Ctrl-C lands (bounded)
+            for _ in range(2_000):  # until the Ctrl-C lands (bounded)
                 append_session(path, UserMessage(f"m:{appended}:" + "x" * rng.randint(0, 70_000)))
                 appended += 1
             tally["errors"].append("the Ctrl-C never came")

@@ -356,6 +356,7 @@ CTRL_C_DURING_SYNC = textwrap.dedent(
     import os, signal, sys
     from mini_agent import UserMessage, append_session
     path = sys.argv[1]
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job inherits SIG_IGN
     real_fsync = os.fsync
     def fsync_then_ctrl_c(fd):  # a real SIGINT, timed to arrive while fsync runs
         os.kill(os.getpid(), signal.SIGINT)
