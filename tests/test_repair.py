@@ -21,7 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage, load_session
+from mini_agent import (
+    AssistantMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    append_session,
+    load_session,
+)
 from mini_agent.messages import Message, record_line
 from mini_agent.repair import RepairRefusedError, pieces, repair_session, why_not_torn
 from mini_agent.session import SessionFormatError, parse_session_bytes
@@ -569,3 +576,27 @@ def test_an_ordinary_owners_repair_skips_a_strangers_files_instead_of_failing(
         assert names(shared) == sorted([*planted, "s.jsonl", "s.jsonl.torn.2"])
     finally:
         shutil.rmtree(shared)
+
+
+@pytest.mark.xfail(
+    reason="needs session._check_last_line to ask repair.repair_would_cut (core's file); "
+    "drop this marker once it does",
+    strict=False,
+)
+def test_append_offers_repair_exactly_when_repair_would_cut(tmp_path: Path) -> None:
+    # Issue 17, item 8: `append` offered `repair` for every invalid unterminated last line,
+    # which `repair` then refused (NUL bytes, plain text) — and not for a NUL tail it can cut.
+    path = tmp_path / "s.jsonl"
+    for tail in (RECORD + b"\0\0\0", b'{"role":"us', b"\0" * 10, b"plain", RECORD + b"x"):
+        for data in (tail, RECORD + b"\n" + tail):
+            path.write_bytes(data)
+            with pytest.raises(SessionFormatError) as refused:
+                append_session(path, UserMessage("y"))
+            offered = "`python -m mini_agent repair` can cut it" in str(refused.value)
+            try:
+                cut = repair_session(path).repaired
+            except RepairRefusedError:
+                cut = False
+            assert offered == cut, data
+            for leftover in tmp_path.glob("s.jsonl.torn*"):
+                leftover.unlink()
