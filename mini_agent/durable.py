@@ -128,11 +128,9 @@ def read_session_file(path: PathLike) -> bytes:
         fd = _open_locked(path, os.O_RDONLY, shared=True)[0]
         try:
             signal_gate.interruptible = True  # a long read may be interrupted: nothing to undo
-            try:
-                return read_at(fd, 0, os.fstat(fd).st_size)
-            finally:
-                signal_gate.interruptible = False
+            return read_at(fd, 0, os.fstat(fd).st_size)
         finally:
+            signal_gate.interruptible = False  # first: a plain store, never interrupted
             _release(fd)
 
 
