@@ -27,7 +27,12 @@ def part(name: str, run: Callable[[], faults.Tally], results: list[str]) -> bool
     started = time.monotonic()
     tally = run()
     seconds = time.monotonic() - started
-    figures = {key: value for key, value in vars(tally).items() if key != "errors" and value}
+    shown = ("lost", "glued", "leaked", "locked")  # the promises: shown even when 0
+    figures = {
+        key: value
+        for key, value in vars(tally).items()
+        if key != "errors" and (value or key in shown)
+    }
     ok = not (tally.lost or tally.glued or tally.leaked or tally.locked or tally.errors)
     line = f"{name}: {'ok' if ok else 'BROKEN'} in {seconds:.0f} s: {figures}"
     if tally.errors:
