@@ -24,7 +24,7 @@ from . import durable
 from .arguments import positive_int
 from .context import ContextBudgetError, estimate_context_chars
 from .messages import Message
-from .repair import CHUNK, RepairRefusedError, repair_session, why_not_torn
+from .repair import CHUNK, RepairRefusedError, repair_session, why_repair_refuses
 from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
 from .visible import visible, visible_line, visible_text
 
@@ -80,7 +80,7 @@ def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") ->
                 return lines[0]
             lines.append(f"  {err.line} | {excerpt(_Line(file, start), err.column)}")
             line = _Line(file, start)
-            torn = err.phrase == INVALID_JSON and why_not_torn(err, line) is None
+            torn = err.phrase == INVALID_JSON and why_repair_refuses(err, line) is None
             if torn and not line.terminated:
                 lines.append(
                     "  the last line is incomplete (an interrupted write?): "

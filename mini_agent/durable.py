@@ -3,10 +3,11 @@
 The chapter's `appendSession` is one `appendFile` and admits "no lock or fsync". Here one
 call, `append_line`, adds what a careful user expects: an advisory lock shared by every
 cooperating appender and `repair`, a newline guard (a record is never glued onto a last line
-that lacks its newline), a write that is completed or rolled back, and `fsync` on request.
+that lacks its newline), a write — and, on request, its `fsync` — completed or rolled back.
 `read_session_file` reads under the shared lock, so a load never sees half a record. Both
-refuse anything but a regular file, and a forked child never keeps a lock (see the end).
-docs/DURABILITY.md says what holds on which platform.
+refuse anything but a regular file and never follow a symbolic link; writers also refuse a
+file another user owns or could write. Ctrl-C never leaves an fd (or its lock) behind, and a
+forked child never keeps a lock (see the end). docs/DURABILITY.md says what holds where.
 
 This module knows bytes and files, not messages: the session passes in the check of an
 unterminated last line, so `durable` never imports `session` (no import circle).
@@ -17,10 +18,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import stat
 import sys
 import threading
 from collections.abc import Callable
+from types import FrameType
 
 PathLike = str | os.PathLike[str]
 
@@ -28,6 +31,8 @@ PathLike = str | os.PathLike[str]
 # O_NONBLOCK (Unix) keeps the open of a FIFO that slipped past the first check from waiting.
 _FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none: there `lstat` checks first
+_WRITE = os.O_WRONLY | os.O_RDWR
 
 try:
     import fcntl
@@ -46,6 +51,16 @@ class NotARegularFileError(OSError):
     """The path names a FIFO, a device or a socket: no session can live there."""
 
 
+class SymlinkRefusedError(OSError):
+    """The path is a symbolic link: a session is never read or written through one (in a
+    shared folder a link is how another user points your session at a file of yours)."""
+
+
+class UntrustedFileError(PermissionError):
+    """An existing session that another user owns, or that the group or others may write:
+    anything in it may have been written by someone else, so nothing is appended to it."""
+
+
 _REOPEN_ATTEMPTS = 100
 
 LastLineCheck = Callable[[bytes, int], None]
@@ -58,30 +73,45 @@ def append_line(
     """Append `payload` (one record and its newline) to `path`, under the lock, or not at all.
 
     When the file's last line lacks its newline, `check_last_line` decides: it raises to
-    refuse the append, or returns, and a newline is written first. A failed write is rolled
-    back and its `OSError` propagates; a file this call created is then removed again. New
-    files get mode 0600: transcripts are private. Anything but a regular file is refused.
+    refuse the append, or returns, and a newline is written first. A write — and with
+    `fsync`, its sync — that fails or is interrupted (Ctrl-C) is rolled back: the record is
+    cut off again (and the cut synced), then the error propagates; a file this call created
+    is removed again. New files get mode 0600 whatever the umask: transcripts are private.
+    Anything but a regular file, a symbolic link, and a file another user owns or may write
+    are refused.
     """
-    fd, created = _open_locked(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, shared=False)
+    with signals_deferred():  # no Ctrl-C between taking the fd and the `try` that frees it
+        fd, created = _open_locked(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, shared=False)
+        try:
+            _append_held(fd, path, payload, check_last_line, fsync, created)
+        finally:
+            _release(fd)  # closing releases the lock
+
+
+def _append_held(
+    fd: int, path: PathLike, payload: bytes, check: LastLineCheck, fsync: bool, created: bool
+) -> None:
+    """The append proper, on a locked fd: interruptible, and undone if interrupted."""
+    size = os.fstat(fd).st_size
+    signal_gate.interruptible = True  # Ctrl-C may land anywhere from here: it is undone below
     try:
-        size = os.fstat(fd).st_size
         if size > 0 and read_at(fd, size - 1, 1) != b"\n":
             data = read_at(fd, 0, size)  # the rare path: the whole file, to number the line
             start = data.rfind(b"\n") + 1
-            check_last_line(data[start:], data.count(b"\n", 0, start) + 1)
+            check(data[start:], data.count(b"\n", 0, start) + 1)
             payload = b"\n" + payload
-        try:
-            _write_or_roll_back(fd, payload, size)
-        except BaseException:
-            if created and size == 0:  # a first append that failed leaves no empty file
-                _remove_if_still_empty(path, fd)
-            raise
-        if fsync:
+        write_all(fd, payload)
+        if fsync:  # a sync is part of the write: if it fails, the record was not written
             os.fsync(fd)
             if size == 0:  # a new file: its name in the folder must survive a crash too
                 sync_folder(os.path.dirname(os.path.abspath(path)))
-    finally:
-        release(fd)  # closing releases the lock
+        signal_gate.interruptible = False  # a plain store: no signal is handled in between
+    except BaseException:
+        signal_gate.interruptible = False  # first, so that nothing interrupts the roll-back
+        _roll_back(fd, size, fsync)
+        if created and size == 0:  # a first append that failed leaves no empty file
+            _remove_if_still_empty(path, fd)
+        raise
 
 
 def read_session_file(path: PathLike) -> bytes:
@@ -90,14 +120,28 @@ def read_session_file(path: PathLike) -> bytes:
     Cooperating appenders hold the exclusive lock while they write, so the bytes read end
     with complete records (or with a torn line a killed appender left, which `repair` cuts).
     A missing file raises `FileNotFoundError`; anything but a regular file is refused at
-    once (a FIFO would block, `/dev/zero` never end). Without a lock a read that overlaps an
-    append may end in the part of the record written so far: see docs/DURABILITY.md.
+    once (a FIFO would block, `/dev/zero` never end), and so is a symbolic link. Without a
+    lock a read that overlaps an append may end in the part of the record written so far:
+    see docs/DURABILITY.md.
     """
-    fd = open_locked(path, os.O_RDONLY, shared=True)
-    try:
-        return read_at(fd, 0, os.fstat(fd).st_size)
-    finally:
-        release(fd)
+    with signals_deferred():
+        fd = _open_locked(path, os.O_RDONLY, shared=True)[0]
+        try:
+            signal_gate.interruptible = True  # a long read may be interrupted: nothing to undo
+            return read_at(fd, 0, os.fstat(fd).st_size)
+        finally:
+            signal_gate.interruptible = False  # first: a plain store, never interrupted
+            _release(fd)
+
+
+def _roll_back(fd: int, size: int, synced: bool) -> None:
+    """Cut the file back to `size` bytes, and sync the cut when the write was to be synced.
+    Should even the cut fail, the torn record stays the file's last line, for `repair`."""
+    with contextlib.suppress(OSError):
+        if os.fstat(fd).st_size > size:
+            os.ftruncate(fd, size)
+            if synced:
+                os.fsync(fd)
 
 
 def _remove_if_still_empty(path: PathLike, fd: int) -> None:
@@ -106,23 +150,6 @@ def _remove_if_still_empty(path: PathLike, fd: int) -> None:
         opened = os.fstat(fd)
         if opened.st_size == 0 and _names_same_file(path, opened):
             os.unlink(path)
-
-
-def _write_or_roll_back(fd: int, payload: bytes, size: int) -> None:
-    """Write `payload` at the end of a file that held `size` bytes, or leave it as it was.
-
-    One write is the normal case; a short write is continued while the lock keeps other
-    appenders out. If that fails, or anything interrupts us, the partial record is cut off
-    and the error propagates. Should even the cut fail, the torn record stays the file's
-    last line, where `repair` can cut it.
-    """
-    try:
-        write_all(fd, payload)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            if os.fstat(fd).st_size > size:
-                os.ftruncate(fd, size)
-        raise
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -193,28 +220,80 @@ def open_locked(path: PathLike, flags: int, *, shared: bool = False) -> int:
 
     `repair` replaces the file by renaming a new one over it, so a lock won on the old file
     is worthless: check that the path still names the locked file, and open again if not.
-    Without `flock` (Windows, Pyodide) this is a plain open: nothing serialises.
+    Without `flock` (Windows, Pyodide) this is a plain open: nothing serialises. Opened for
+    writing, a file another user owns or may write is refused (`UntrustedFileError`).
     """
-    return _open_locked(path, flags, shared=shared)[0]
+    with signals_deferred():
+        return _open_locked(path, flags, shared=shared)[0]
 
 
 def _open_locked(path: PathLike, flags: int, *, shared: bool) -> tuple[int, bool]:
-    """`open_locked`, and whether this call created the file."""
+    """`open_locked`, and whether this call created the file. Call it with signals deferred:
+    the fd it returns must reach its caller's `try` before a Ctrl-C can strike."""
     for _ in range(_REOPEN_ATTEMPTS):
         _refuse_irregular_path(path)
         fd, created = _open_held(path, flags)
         try:
-            _refuse_irregular(os.fstat(fd).st_mode, path)  # swapped in after the check
+            info = os.fstat(fd)
+            _refuse_irregular(info.st_mode, path)  # swapped in after the check
+            if created and hasattr(os, "fchmod"):
+                with contextlib.suppress(OSError):  # a file system without modes
+                    os.fchmod(fd, 0o600)  # exactly 0600: a umask of 0277 would leave 0400
+            elif flags & _WRITE:
+                refuse_untrusted(info, path)
             if not has_lock():
                 return fd, created
-            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            signal_gate.interruptible = True  # waiting for another process: Ctrl-C must work
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            finally:
+                signal_gate.interruptible = False
             if _names_same_file(path, os.fstat(fd)):
                 return fd, created
         except BaseException:
-            release(fd)
+            _release(fd)
             raise
-        release(fd)
+        _release(fd)
     raise OSError(errno.EAGAIN, "session file kept being replaced while opening it", str(path))
+
+
+def refuse_untrusted(info: os.stat_result, path: PathLike) -> None:
+    """Raise `UntrustedFileError` unless the file `info` describes is the caller's own and
+    no one else may write it: not world-writable, and group-writable only when the group is
+    the owner's private one (the user-private-group convention of a umask of 002). Not on
+    Windows (no uid; its mode bits say nothing of other users)."""
+    if not hasattr(os, "geteuid") or os.name == "nt":
+        return
+    me = os.geteuid()
+    if info.st_uid != me:
+        reason = (
+            f"owned by uid {info.st_uid}, not by you (uid {me}): refusing to write to a "
+            "session another user controls; keep sessions in a folder only you can write"
+        )
+        raise UntrustedFileError(errno.EPERM, reason, str(path))
+    if info.st_mode & 0o002 or (info.st_mode & 0o020 and not _private_group(info)):
+        mode = stat.S_IMODE(info.st_mode)
+        reason = (
+            f"mode {mode:04o} lets others write it, so anything in it may be theirs: "
+            f"refusing to append; if you trust its content, `chmod 600` it"
+        )
+        raise UntrustedFileError(errno.EPERM, reason, str(path))
+
+
+def _private_group(info: os.stat_result) -> bool:
+    """Whether the file's group is its owner's own: named as the owner, the owner's
+    primary group, and no one else listed in it."""
+    try:
+        import grp
+        import pwd
+    except ImportError:
+        return False
+    try:
+        group, user = grp.getgrgid(info.st_gid), pwd.getpwuid(info.st_uid)
+    except KeyError:
+        return False
+    others = [member for member in group.gr_mem if member != user.pw_name]
+    return group.gr_name == user.pw_name and user.pw_gid == info.st_gid and not others
 
 
 def _names_same_file(path: PathLike, opened: os.stat_result) -> bool:
@@ -245,13 +324,24 @@ def _refuse_irregular(mode: int, path: PathLike) -> None:
 
 
 def _refuse_irregular_path(path: PathLike) -> None:
-    """Check what `path` names (following symlinks) before opening: a FIFO or a socket must
-    be refused, not opened. A path that does not exist yet passes."""
+    """Check what `path` names before opening: a symbolic link, a FIFO or a socket must be
+    refused, not opened (`O_NOFOLLOW` refuses a link swapped in later, where it exists). A
+    path that does not exist yet passes."""
     try:
-        mode = os.stat(path).st_mode
+        mode = os.lstat(path).st_mode
     except FileNotFoundError:
         return
+    if stat.S_ISLNK(mode):
+        raise _symlink_refused(path)
     _refuse_irregular(mode, path)
+
+
+def _symlink_refused(path: PathLike) -> SymlinkRefusedError:
+    reason = (
+        "a symbolic link: sessions are not followed through links (in a shared folder one "
+        "may point at a file of yours); name the file itself, in a folder only you can write"
+    )
+    return SymlinkRefusedError(errno.ELOOP, reason, str(path))
 
 
 # --- a fork must not take a lock with it ---------------------------------------------------------
@@ -267,26 +357,45 @@ _held_guard = threading.Lock()
 
 def _open_held(path: PathLike, flags: int) -> tuple[int, bool]:
     """Open (creating exclusively first when asked to create, to know who did) and record."""
-    flags |= _FLAGS | _NONBLOCK
+    flags |= _FLAGS | _NONBLOCK | _NOFOLLOW
     with _held_guard:
-        created = False
-        if flags & os.O_CREAT:
-            try:
-                fd, created = os.open(path, flags | os.O_EXCL, 0o600), True
-            except FileExistsError:
-                fd = os.open(path, flags, 0o600)
-        else:
-            fd = os.open(path, flags, 0o600)
+        try:
+            fd, created = _open_or_create(path, flags)
+        except OSError as err:
+            if _NOFOLLOW and err.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+                raise _symlink_refused(path) from None
+            raise
         info = os.fstat(fd)
         _held[fd] = (info.st_dev, info.st_ino)
     return fd, created
 
 
+def _open_or_create(path: PathLike, flags: int) -> tuple[int, bool]:
+    if not flags & os.O_CREAT:
+        return os.open(path, flags), False
+    for _ in range(_REOPEN_ATTEMPTS):
+        try:
+            return os.open(path, flags | os.O_EXCL, 0o600), True  # never follows a link
+        except FileExistsError:
+            pass
+        try:  # without O_CREAT: `fs.protected_regular` refuses that on others' files
+            return os.open(path, flags & ~os.O_CREAT), False
+        except FileNotFoundError:
+            continue  # removed between the two opens: create it after all
+    raise OSError(errno.EAGAIN, "session file kept coming and going while opening it", str(path))
+
+
 def release(fd: int) -> None:
     """Close an fd from `open_locked`, which releases its lock."""
+    with signals_deferred():
+        _release(fd)
+
+
+def _release(fd: int) -> None:
+    """`release`, for callers that already defer signals."""
     with _held_guard:
+        os.close(fd)  # first: whatever happens next, the fd and its lock are gone
         _held.pop(fd, None)
-        os.close(fd)
 
 
 def _close_in_child() -> None:
@@ -305,3 +414,96 @@ if hasattr(os, "register_at_fork"):  # not on Windows
         after_in_parent=_held_guard.release,
         after_in_child=_close_in_child,
     )
+
+
+# --- Ctrl-C must not strike while an fd changes hands ----------------------------------------
+#
+# Python runs a signal's handler (Ctrl-C's raises KeyboardInterrupt) in the main thread,
+# between any two bytecodes: after `os.open` returned but before its fd was recorded, or
+# after `release` was entered but before `os.close`. Either leaks the fd, and with it the
+# lock, until the process exits. So while this module holds or hands over an fd, the main
+# thread's Python-level handlers are replaced by one that only notes the signal; the notes
+# are replayed, by calling the replaced handlers, once the fd is safe. Where waiting or
+# working may take long (the lock, the write, the sync, the read), `interruptible` lets the
+# handlers run at once, inside a `try` that undoes what the interruption left half done.
+# Other threads never run handlers, so for them all of this is a no-op.
+
+# Signals that a program commonly handles in Python; SIGINT's default handler raises.
+_ASYNC = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGALRM", "SIGUSR1", "SIGUSR2")
+    if hasattr(signal, name)
+)
+
+
+class _Signals(threading.local):
+    depth = 0  # nested `signals_deferred` blocks of this thread
+    interruptible = False  # handlers run at once (the main thread reads its own value)
+
+
+signal_gate = _Signals()
+_Handler = Callable[[int, FrameType | None], object]
+# The C functions under `signal.getsignal` and `signal.signal` (same arguments, same results
+# but for enum wrapping), where `signal` has them: the wrapping costs microseconds a call.
+_C_SIGNAL = sys.modules.get("_signal", signal)
+_getsignal: Callable[[int], object] = getattr(_C_SIGNAL, "getsignal", signal.getsignal)
+_setsignal: Callable[[int, _Handler], object] = getattr(_C_SIGNAL, "signal", signal.signal)
+_replaced: dict[int, _Handler] = {}  # signal number -> the handler `_note` stands in for
+_noted: list[tuple[int, FrameType | None]] = []
+
+
+def _note(signum: int, frame: FrameType | None) -> object:
+    handler = _replaced.get(signum)
+    if (signal_gate.interruptible or not signal_gate.depth) and callable(handler):
+        return handler(signum, frame)  # as if we were not there
+    _noted.append((signum, frame))
+    return None
+
+
+class signals_deferred:  # lower case: used as a `with` block, like a function
+    """In the main thread: note asynchronous signals instead of handling them, for the
+    block; on leaving the outermost block, put the handlers back and run the noted ones.
+
+    Inside, `signal_gate.interruptible = True` lets handlers run at once; set it inside a
+    `try` whose handler first sets it back to `False` — a plain store, never a call (a call
+    is a point where a handler can run)."""
+
+    __slots__ = ("main",)
+
+    def __enter__(self) -> None:
+        self.main = threading.current_thread() is threading.main_thread()
+        if not self.main:
+            return
+        signal_gate.depth += 1
+        if signal_gate.depth > 1:
+            return
+        try:
+            for signum in _ASYNC:
+                handler = _getsignal(signum)
+                if callable(handler) and handler is not _note:
+                    _replaced[signum] = handler
+                    _setsignal(signum, _note)
+        except ValueError:  # not the main interpreter, or no signals here (Pyodide)
+            pass
+        except BaseException:
+            signal_gate.depth -= 1  # `_note` now behaves as the handlers it stands in for
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.main:
+            return
+        signal_gate.depth -= 1  # from here `_note` behaves as the handlers it replaced
+        if signal_gate.depth:
+            return
+        noted = _noted[:]
+        del _noted[:]
+        for signum, handler in list(_replaced.items()):
+            try:  # noqa: SIM105 - no `suppress` object to build on every append
+                _setsignal(signum, handler)
+            except ValueError:
+                pass
+            del _replaced[signum]
+        for signum, frame in noted:
+            now = _getsignal(signum)
+            if callable(now):
+                now(signum, frame)  # Ctrl-C: KeyboardInterrupt, now that all is safe

@@ -1,8 +1,10 @@
 """Cutting a torn last line off a session file — the one repair the kit ever makes.
 
 A process killed in the middle of `append_session` can leave its record half written, as
-the file's last line, without a newline. `load_session` stays strict and refuses the file;
-`repair_session` copies exactly that torn line into a backup file beside the session and
+the file's last line, without a newline; a crash of a file system that had not written the
+last appends yet (one without a journal, or with delayed allocation) can leave them as NUL
+bytes instead. `load_session` stays strict and refuses the file; `repair_session` copies
+exactly that torn line (and the NULs after it) into a backup file beside the session and
 cuts it off the session, which then holds only the complete records. Any other damage is
 refused and the file left untouched: a bad line before the last one is evidence, not a torn
 write, and so is a last line that is not the beginning of a record.
@@ -14,7 +16,8 @@ import codecs
 import contextlib
 import os
 import re
-import tempfile
+import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +29,8 @@ from .durable import (
     open_locked,
     read_at,
     release,
+    signal_gate,
+    signals_deferred,
     sync_folder,
     write_all,
 )
@@ -33,7 +38,11 @@ from .messages import Message
 from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
 
 BACKUP_SUFFIX = ".torn"
-CHUNK = 1 << 20  # scanning a line reads this much at a time: memory stays bounded
+ADVICE = (
+    "to keep what is readable, copy the file, then delete the damaged lines in an editor "
+    "(`python -m mini_agent check FILE` names each)"
+)
+CHUNK = 1 << 20  # `why_not_torn` takes a line in pieces this big (repair itself holds the file)
 
 
 class RepairRefusedError(SessionFormatError):
@@ -63,11 +72,13 @@ class RepairReport:
         return self.backup is not None
 
     def summary(self) -> str:
+        count = len(self.messages)
+        load = f"{count} message{'' if count == 1 else 's'} load{'s' if count == 1 else ''}"
         if self.backup is None:
-            return f"{self.path}: nothing to repair, {len(self.messages)} messages load"
+            return f"{self.path}: nothing to repair, {load}"
         return (
-            f"{self.path}: cut the torn last line {self.cut_line} ({len(self.cut)} bytes) "
-            f"into {self.backup.name}; {len(self.messages)} messages load"
+            f"{self.path}: cut the torn last line {self.cut_line} ({len(self.cut)} "
+            f"byte{'' if len(self.cut) == 1 else 's'}) into {self.backup.name}; {load}"
         )
 
 
@@ -125,6 +136,45 @@ def pieces(data: bytes) -> Iterator[bytes]:
         yield bytes(view[start : start + CHUNK])
 
 
+def why_repair_refuses(error: SessionFormatError, line: Iterable[bytes]) -> str | None:
+    """`None` when `repair_session` would cut an unterminated last line that the loader
+    refused with `error` (on line `error.line`), else why it would not. `line` gives the
+    line's bytes in pieces, and may be iterated twice.
+
+    `repair` cuts a torn record (see `why_not_torn`), NUL bytes a crash left where the last
+    appends should be (not when they are all the file holds), and a torn or complete record
+    followed by such NULs. `append_session` and `check` ask this before they offer `repair`.
+    """
+    reason = why_not_torn(error, line)
+    if reason is None:
+        return None
+    core, padding = _without_nul_padding(line)
+    if not padding:
+        return reason
+    if not core:
+        if error.line > 1:
+            return None
+        return "every byte of the file is NUL: no record survived; move the file away"
+    try:
+        parse_session_bytes(core, error.path)
+    except SessionFormatError as err:
+        return why_not_torn(err, pieces(core))
+    return None  # a complete record, then NULs: only the NULs go
+
+
+def _without_nul_padding(line: Iterable[bytes]) -> tuple[bytes, int]:
+    """The line without its trailing NUL bytes, and how many there were."""
+    parts: list[bytes] = []
+    padding = 0
+    for piece in line:
+        kept = piece.rstrip(b"\0")
+        if kept:
+            parts.append(b"\0" * padding + kept)
+            padding = 0
+        padding += len(piece) - len(kept)
+    return b"".join(parts), padding
+
+
 # --- the repair ----------------------------------------------------------------------------------
 
 
@@ -132,64 +182,89 @@ def repair_session(path: PathLike) -> RepairReport:
     """Cut a torn last line off the session at `path`, or say there is nothing to cut.
 
     A torn line is the last line, without its newline, that is a cut-off record (see
-    `why_not_torn`). Its bytes go to `PATH.torn` (or `PATH.torn.2`, … — an existing backup
-    is never overwritten, and one that already holds exactly these bytes is kept), written
-    and synced before the session is truncated to its complete lines and synced. The
-    session is only ever shortened in place, so a failure or a kill leaves it as it was or
-    repaired, never replaced; a failure removes what it made, and what a killed run left
-    the next run removes (a temporary file) or uses (a backup made before the cut).
+    `why_not_torn`), NUL bytes a crash left, or a record followed by them (see
+    `why_not_cuttable`; of a complete record only the NULs go). Those bytes go to
+    `PATH.torn` (or `PATH.torn.2`, … — an existing backup is never overwritten, and one that
+    already holds exactly these bytes is kept), written and synced before the session is
+    truncated to its complete lines and synced. The session is only ever shortened in
+    place, so a failure or a kill leaves it as it was or repaired, never replaced; a failure
+    removes what it made, and what a killed run left the next run removes (a temporary file
+    of this session's exact shape, the caller's own) or uses (a backup made before the cut).
 
-    Raises `RepairRefusedError`, file untouched, for any other damage; an `OSError` names
-    the session and the step that failed. Holds the lock `append_session` takes, so
-    cooperating appenders wait, then append to the cut file.
+    Raises `RepairRefusedError`, file untouched and nothing removed, for any other damage;
+    an `OSError` names the session and the step that failed. Holds the lock
+    `append_session` takes, so cooperating appenders wait, then append to the cut file.
+    Like them it refuses a symbolic link and a file another user owns or may write.
     """
-    shown = Path(path)  # errors and the report name the file as the caller did
-    fd = open_locked(shown, os.O_RDWR)  # read-write: refuse a file we may not write
+    session = Path(path)  # errors, the report and the files beside it use the caller's name
+    with signals_deferred():  # Ctrl-C cannot leak the fd; it may interrupt the steps
+        fd = open_locked(session, os.O_RDWR)  # read-write: refuse a file we may not write
+        try:
+            signal_gate.interruptible = True
+            return _repair_held(fd, session)
+        finally:
+            signal_gate.interruptible = False
+            release(fd)
+
+
+def _repair_held(fd: int, session: Path) -> RepairReport:
+    """The repair proper, on the locked fd."""
+    info = os.fstat(fd)
+    data = read_at(fd, 0, info.st_size)
+    complete_end = data.rfind(b"\n") + 1
+    kept, tail = data[:complete_end], data[complete_end:]
+    last_line = data.count(b"\n") + 1
+    messages = _complete_lines(kept, tail, session, last_line)
     try:
-        # the backup goes beside the real file; a path that is no link is used as given (its
-        # absolute form may pass folders the user cannot search)
-        session = Path(os.path.realpath(shown)) if shown.is_symlink() else shown
-        with _step(shown, "cannot remove what an interrupted repair left"):
-            _remove_leftovers(session)
-        info = os.fstat(fd)
-        data = read_at(fd, 0, info.st_size)
-        complete_end = data.rfind(b"\n") + 1
-        kept, tail = data[:complete_end], data[complete_end:]
-        last_line = data.count(b"\n") + 1
-        messages = _complete_lines(kept, tail, shown, last_line)
-        try:
-            messages += parse_session_bytes(tail, shown)
-        except SessionFormatError as err:
-            error = _on_line(err, last_line)
-            reason = why_not_torn(err, pieces(tail))
-            if reason is not None:
-                raise RepairRefusedError(
-                    error, f"the last line {last_line} is not a torn record: {reason}"
-                ) from err
-        else:  # empty, or a complete record that only lacks its newline: load accepts it
-            return RepairReport(shown, tuple(messages))
-        backup = _backup_holding(tail, session)
-        new_backup = backup is None
-        if backup is None:
-            with _step(shown, "cannot write a backup of its torn last line"):
-                backup = _install_backup(_synced_copy(session, tail, info), session)
-        try:
-            with _step(shown, "cannot cut its torn last line"):
-                os.ftruncate(fd, complete_end)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                if new_backup and os.fstat(fd).st_size == info.st_size:
-                    os.unlink(backup)  # not cut: the session still holds what it holds
-            raise
-        with _step(shown, "cut its torn last line, but cannot sync the cut"):
-            os.fsync(fd)
-        return RepairReport(shown, tuple(messages), tail, last_line, backup)
-    finally:
-        release(fd)
+        messages += parse_session_bytes(tail, session)
+        cut_from = None  # empty, or a complete record that only lacks its newline
+    except SessionFormatError as err:
+        error = _on_line(err, last_line)
+        reason = why_repair_refuses(error, (tail,))
+        if reason is not None:
+            reason = f"the last line {last_line} is not a torn record: {reason}; {ADVICE}"
+            raise RepairRefusedError(error, reason) from err
+        core = tail.rstrip(b"\0")
+        try:  # a complete record that NULs follow keeps its place
+            messages += parse_session_bytes(core, session)
+            cut_from = complete_end + len(core)
+        except SessionFormatError:
+            cut_from = complete_end
+    with _step(session, "cannot remove what an interrupted repair left"):
+        _remove_leftovers(session)
+    if cut_from is None:
+        return RepairReport(session, tuple(messages))
+    cut = data[cut_from:]
+    backup = _backup_holding(cut, session)
+    new_backup = backup is None
+    if backup is None:
+        with _step(session, "cannot write a backup of its torn last line"):
+            backup = _install_backup(_synced_copy(session, cut, info), session)
+    try:
+        with _step(session, "cannot cut its torn last line"):
+            os.ftruncate(fd, cut_from)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if new_backup and os.fstat(fd).st_size == info.st_size:
+                os.unlink(backup)  # not cut: the session still holds what it holds
+        raise
+    with _step(session, "cut its torn last line, but cannot sync the cut"):
+        os.fsync(fd)
+    return RepairReport(session, tuple(messages), cut, last_line, backup)
 
 
 def _on_line(err: SessionFormatError, line: int) -> SessionFormatError:
     return SessionFormatError(err.phrase, err.path, line, err.detail, err.column)
+
+
+def repair_would_cut(line: bytes, number: int, path: PathLike) -> bool:
+    """Whether `repair_session` would cut `line`, a file's unterminated last line (line
+    `number`): the newline guard's question before its refusal offers `repair`."""
+    try:
+        parse_session_bytes(line, path)
+    except SessionFormatError as err:
+        return why_repair_refuses(_on_line(err, number), (line,)) is None
+    return False  # it loads: nothing to cut
 
 
 def _complete_lines(kept: bytes, tail: bytes, path: Path, last_line: int) -> list[Message]:
@@ -197,18 +272,19 @@ def _complete_lines(kept: bytes, tail: bytes, path: Path, last_line: int) -> lis
     try:
         return parse_session_bytes(kept, path)
     except SessionFormatError as err:
-        torn = False
-        if tail:
-            try:
-                parse_session_bytes(tail, path)
-            except SessionFormatError as last:
-                torn = why_not_torn(last, pieces(tail)) is None
-        reason = (
-            f"line {err.line} is damaged, not only the torn last line {last_line}"
-            if torn
-            else f"line {err.line} is damaged, and it is not the last line"
-        )
-        raise RepairRefusedError(err, f"{reason}: repair only cuts a torn last line") from err
+        if tail and repair_would_cut(tail, last_line, path):
+            reason = f"line {err.line} is damaged, not only the torn last line {last_line}"
+        elif not tail and err.line == last_line - 1:  # the file ends with this line's newline
+            reason = (
+                f"line {err.line}, the last line, is damaged but complete: it ends with its "
+                "newline, which a torn write never does"
+            )
+        else:
+            reason = f"line {err.line} is damaged, and it is not the last line"
+        if b"\0" in kept:
+            reason += " (NUL bytes where records should be: a crash of a file system lost them)"
+        reason = f"{reason}: repair only cuts a torn last line; {ADVICE}"
+        raise RepairRefusedError(err, reason) from err
 
 
 @contextlib.contextmanager
@@ -224,8 +300,16 @@ def _step(session: Path, what: str) -> Iterator[None]:
 # --- files beside the session ------------------------------------------------------------------
 
 
-def _temporary_affixes(session: Path) -> tuple[str, str]:
-    return f".{session.name}.", ".tmp"
+def _temporary_name(session: Path) -> str:
+    return f".{session.name}.{secrets.token_hex(8)}.tmp"
+
+
+def _is_temporary_name(session: Path, name: str) -> bool:
+    """Exactly the shape `_temporary_name` makes for this session, and no other."""
+    prefix, middle = f".{session.name}.", len(name) - len(session.name) - 6
+    if middle != 16 or not name.startswith(prefix) or not name.endswith(".tmp"):
+        return False
+    return all(c in "0123456789abcdef" for c in name[len(prefix) : len(prefix) + 16])
 
 
 def _is_backup_name(session: Path, name: str) -> bool:
@@ -233,25 +317,44 @@ def _is_backup_name(session: Path, name: str) -> bool:
     return name == first or (name.startswith(first + ".") and name[len(first) + 1 :].isdigit())
 
 
+def _is_mine(entry: os.DirEntry[str]) -> os.stat_result | None:
+    """The entry's `lstat` when it is a regular file the caller owns, else `None`."""
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    if hasattr(os, "geteuid") and os.name != "nt" and info.st_uid != os.geteuid():
+        return None
+    return info
+
+
 def _remove_leftovers(session: Path) -> None:
     """Remove what a killed repair of this session left: its temporary files, and empty
-    backups (a backup is never empty; one is only while being made). We hold the session's
-    lock, which every repair takes, so no repair is making them now."""
-    prefix, suffix = _temporary_affixes(session)
+    backups (a backup is never empty; one is only while being made) — only files of exactly
+    those shapes that the caller owns; one that cannot be removed is left (another user's,
+    in a sticky folder). We hold the session's lock, which every repair of it takes, so no
+    repair is making them now."""
     with os.scandir(session.parent) as entries:
         for entry in entries:
-            if not entry.is_file(follow_symlinks=False):
+            ours = _is_temporary_name(session, entry.name)
+            if not ours and not _is_backup_name(session, entry.name):
                 continue
-            stray = entry.name.startswith(prefix) and entry.name.endswith(suffix)
-            if stray or (_is_backup_name(session, entry.name) and entry.stat().st_size == 0):
-                with contextlib.suppress(FileNotFoundError):
+            info = _is_mine(entry)
+            if info is not None and (ours or info.st_size == 0):
+                with contextlib.suppress(FileNotFoundError, PermissionError):
                     os.unlink(entry.path)
 
 
 def _backup_holding(data: bytes, session: Path) -> Path | None:
     """A backup that already holds exactly `data`: a repair killed before its cut made it."""
     with os.scandir(session.parent) as entries:
-        names = sorted(entry.name for entry in entries if _is_backup_name(session, entry.name))
+        names = sorted(
+            entry.name
+            for entry in entries
+            if _is_backup_name(session, entry.name) and _is_mine(entry) is not None
+        )
     for name in names:
         backup = session.with_name(name)
         with contextlib.suppress(OSError):  # unreadable or gone: not the one
@@ -262,8 +365,9 @@ def _backup_holding(data: bytes, session: Path) -> Path | None:
 
 def _synced_copy(session: Path, data: bytes, like: os.stat_result) -> Path:
     """A temporary file beside `session` holding `data`, with its mode, synced to disk."""
-    prefix, suffix = _temporary_affixes(session)
-    fd, name = tempfile.mkstemp(dir=session.parent, prefix=prefix, suffix=suffix)
+    name = session.with_name(_temporary_name(session))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(name, flags | getattr(os, "O_BINARY", 0), 0o600)
     try:
         write_all(fd, data)
         copy_mode_and_owner(fd, name, like)  # fchmod/fchown are Unix-only
@@ -273,7 +377,7 @@ def _synced_copy(session: Path, data: bytes, like: os.stat_result) -> Path:
         os.unlink(name)
         raise
     os.close(fd)
-    return Path(name)
+    return name
 
 
 def _install_backup(temporary: Path, session: Path) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import random
 import signal
@@ -17,7 +18,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,53 @@ def small_tmpfs(folder: Path, size: int) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(folder)], check=True)
 
 
+@contextlib.contextmanager
+def ext4_on_a_full_device(
+    folder: Path, *, journal: bool
+) -> Iterator[tuple[Path, Callable[[bool], None]]]:
+    """An ext4 file system on a loop device whose backing file lives on a small tmpfs:
+    yields its mount point and `fill`, which fills the tmpfs, so that writes the file system
+    accepted into its cache fail when written back — at `fsync`, or silently; `fill(False)`
+    frees it again. Unmounted (see `remount_loop`), what never reached the device is gone,
+    as after a crash. Needs root, `mkfs.ext4` and a free loop device (`MountRefused` otherwise)."""
+    back, mount = folder / "backing", folder / "ext4"
+    image = back / "image"
+    with small_tmpfs(back, 6 << 20):
+        with image.open("wb") as file:  # sparse: only what ext4 writes takes tmpfs pages
+            file.truncate(64 << 20)
+        options = [] if journal else ["-O", "^has_journal"]
+        made = subprocess.run(
+            ["mkfs.ext4", "-q", "-F", *options, str(image)], capture_output=True, text=True
+        )
+        if made.returncode != 0:
+            raise MountRefused(f"mkfs.ext4 failed: {made.stderr.strip() or made.returncode}")
+        mount.mkdir(exist_ok=True)
+        mounted = subprocess.run(
+            ["mount", "-o", "loop", str(image), str(mount)], capture_output=True, text=True
+        )
+        if mounted.returncode != 0:
+            raise MountRefused(f"mount -o loop refused: {mounted.stderr.strip()}")
+        try:
+            yield (
+                mount,
+                lambda full: fill(back / "filler", 0) if full else (back / "filler").unlink(),
+            )
+        finally:
+            subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def remount_loop(mount: Path) -> None:
+    """Unmount and mount again the loop file system at `mount` (what a reboot would find)."""
+    source = subprocess.run(
+        ["findmnt", "-n", "-o", "SOURCE", str(mount)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    image = subprocess.run(
+        ["losetup", "-n", "-O", "BACK-FILE", source], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    subprocess.run(["umount", str(mount)], capture_output=True)  # write-back errors: expected
+    subprocess.run(["mount", "-o", "loop", image, str(mount)], check=True)
+
+
 def fill(filler: Path, leave: int) -> None:
     """Fill the disk holding `filler` to the last byte, then free about `leave` bytes."""
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -81,6 +129,8 @@ class Tally:
     lost: int = 0
     glued: int = 0
     loads: int = 0
+    leaked: int = 0  # an fd left open on the session after a Ctrl-C
+    locked: int = 0  # ... and holding its lock
     errors: list[str] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
@@ -380,3 +430,105 @@ def concurrent_appends(folder: Path, writers: int, count: int) -> Tally:
         if numbers != list(range(count)):
             tally.errors.append(f"w{w}: out of order or lost")
     return tally
+
+
+# --- Ctrl-C landing anywhere in an append, with other threads using the package -------------------
+
+SIGINT_TRIALS = textwrap.dedent(
+    """
+    import fcntl, json, os, random, signal, sys, threading, time
+    from mini_agent import SessionFormatError, UserMessage, append_session, load_session
+    folder, trials, helpers, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job inherits SIG_IGN
+    rng = random.Random(seed)
+    path = os.path.join(folder, "main.jsonl")
+    stop = threading.Event()
+
+    def helper(number):  # other threads append to files of their own all the while
+        own = os.path.join(folder, f"helper{number}.jsonl")
+        count = 0
+        while not stop.is_set():
+            append_session(own, UserMessage(f"h{number}:{count}"))
+            count += 1
+            if count % 200 == 0:
+                os.unlink(own)
+
+    def fds_on(name):
+        inode = os.stat(name).st_ino
+        found = []
+        for entry in os.listdir("/proc/self/fd"):
+            try:
+                if os.stat(f"/proc/self/fd/{entry}").st_ino == inode:
+                    found.append(entry)
+            except OSError:
+                pass
+        return found
+
+    def lock_is_free(name):
+        fd = os.open(name, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+
+    threads = [threading.Thread(target=helper, args=(n,), daemon=True) for n in range(helpers)]
+    for thread in threads:
+        thread.start()
+    tally = {"trials": 0, "interrupted": 0, "leaked": 0, "locked": 0, "errors": []}
+    appended = 0
+    for trial in range(trials):
+        delay = rng.uniform(0, 0.003)
+        killer = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT))
+        tally["trials"] += 1
+        try:
+            killer.start()
+            for _ in range(2_000):  # until the Ctrl-C lands (bounded)
+                append_session(path, UserMessage(f"m:{appended}:" + "x" * rng.randint(0, 70_000)))
+                appended += 1
+            tally["errors"].append("the Ctrl-C never came")
+        except KeyboardInterrupt:
+            tally["interrupted"] += 1
+        killer.join()
+        if os.path.exists(path):
+            leaked = fds_on(path)
+            tally["leaked"] += bool(leaked)
+            if not lock_is_free(path):
+                tally["locked"] += 1
+                for fd in leaked:  # free it, so that the next trials can run at all
+                    os.close(int(fd))
+            if trial % 25 == 0:
+                try:
+                    load_session(path)
+                except SessionFormatError as err:
+                    tally["errors"].append(str(err)[:200])
+                os.unlink(path)
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    print(json.dumps(tally))
+    """
+)
+
+
+def sigint_trials(folder: Path, trials: int, helpers: int, seed: int) -> Tally:
+    """Ctrl-C (a real SIGINT) at random moments of a main thread's appends while `helpers`
+    threads append too: after each, no fd on the session is left open and its lock is free."""
+    run = subprocess.run(
+        [sys.executable, "-c", SIGINT_TRIALS, str(folder), str(trials), str(helpers), str(seed)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout)
+    return Tally(
+        trials=seen["trials"],
+        refused=seen["interrupted"],
+        leaked=seen["leaked"],
+        locked=seen["locked"],
+        errors=seen["errors"],
+    )

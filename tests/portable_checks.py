@@ -77,6 +77,33 @@ def check_newline_guard(folder: Path) -> None:
     assert path.read_bytes() == torn  # refused: the torn line stays last, for repair
 
 
+def check_paths(folder: Path) -> None:
+    """New files exactly 0600 whatever the umask (where there is `fchmod`); no symlinks."""
+    path = folder / "private.jsonl"
+    if hasattr(os, "umask"):
+        previous = os.umask(0o277)
+        try:
+            append_session(path, UserMessage("first"))
+        finally:
+            os.umask(previous)
+        if hasattr(os, "fchmod"):
+            assert path.stat().st_mode & 0o777 == 0o600, oct(path.stat().st_mode)
+        path.chmod(0o600)
+        append_session(path, UserMessage("second"))
+        assert load_session(path) == [UserMessage("first"), UserMessage("second")]
+    link = folder / "link.jsonl"
+    try:
+        link.symlink_to(path.name if path.exists() else "gone.jsonl")
+    except (OSError, NotImplementedError):  # Windows without the privilege to make links
+        return
+    raises(durable.SymlinkRefusedError, lambda: append_session(link, UserMessage("x")), "link")
+    raises(durable.SymlinkRefusedError, lambda: load_session(link), "symbolic link")
+    dangling = folder / "dangling.jsonl"
+    dangling.symlink_to("nowhere.jsonl")
+    raises(durable.SymlinkRefusedError, lambda: append_session(dangling, UserMessage("x")))
+    assert not (folder / "nowhere.jsonl").exists()
+
+
 def check_error_phrases(folder: Path) -> None:
     path = folder / "bad.jsonl"
     path.write_bytes(RECORD + b'\n{"role":\n')
@@ -132,6 +159,7 @@ def check_run_agent(folder: Path) -> None:
 CHECKS = [
     check_append_and_load,
     check_newline_guard,
+    check_paths,
     check_error_phrases,
     check_trim,
     check_repair,

@@ -170,7 +170,7 @@ def test_check_offers_repair_only_for_a_record_cut_off(session: Path) -> None:
     complete = session.read_bytes()
     for tail, offered in [
         ('{"role":"user","content":"中'.encode()[:-1], True),  # cut inside a character
-        (b'{"role":"user","content":"x"}\0\0\0\0', False),  # a record, then NULs
+        (b'{"role":"user","content":"x"}\0\0\0\0', True),  # a record, then NULs a crash left
         (b'{"role":"user","content":"x"}x', False),
         (b'{"role":"user"oops', False),
     ]:
@@ -178,7 +178,8 @@ def test_check_offers_repair_only_for_a_record_cut_off(session: Path) -> None:
         run = cli("check", "s.jsonl", cwd=session.parent)
         assert run.code == 1 and ("repair s.jsonl" in run.err) == offered, tail
         assert (cli("repair", "s.jsonl", cwd=session.parent).code == 0) == offered, tail
-        assert session.read_bytes() == (complete if offered else complete + tail)
+        kept = tail.rstrip(b"\0") if tail.endswith(b"\0") else b""  # a whole record stays
+        assert session.read_bytes() == (complete + kept if offered else complete + tail)
 
 
 def test_excerpts_escape_every_invisible_character_and_never_cut_an_escape() -> None:
@@ -380,20 +381,22 @@ def test_repair_never_overwrites_an_older_backup(session: Path) -> None:
     assert (session.parent / "s.jsonl.torn.2").read_bytes() == b'{"ro'
 
 
-def test_repair_through_a_symlink_repairs_the_file_and_keeps_the_link(session: Path) -> None:
+def test_repair_refuses_a_symlink_and_names_it(session: Path) -> None:
     complete = session.read_bytes()
     session.write_bytes(complete + b'{"ro')
     link = session.parent / "link.jsonl"
     link.symlink_to(session.name)
     run = cli("repair", "link.jsonl", cwd=session.parent)
-    assert (
-        run.out
-        == "link.jsonl: cut the torn last line 5 (4 bytes) into s.jsonl.torn; 4 messages load\n"
-    )
-    assert link.is_symlink() and session.read_bytes() == complete
+    assert run.code == 1 and run.out == "" and "link.jsonl" in run.err
+    assert "a symbolic link: sessions are not followed through links" in run.err
+    assert link.is_symlink() and session.read_bytes() == complete + b'{"ro'
 
 
 REFUSED = "s.jsonl: repair refused, file left untouched: "
+ADVICE = (
+    "; to keep what is readable, copy the file, then delete the damaged lines in an editor "
+    "(`python -m mini_agent check FILE` names each)"
+)
 
 
 @pytest.mark.parametrize(
@@ -403,29 +406,30 @@ REFUSED = "s.jsonl: repair refused, file left untouched: "
          ["s.jsonl:5: invalid session JSON at line 5: Unterminated string starting at column 9",
           '  5 | {"role":"us',
           REFUSED + "line 5 is damaged, and it is not the last line: "
-          "repair only cuts a torn last line"]),
+          "repair only cuts a torn last line" + ADVICE]),
         (b'{"role":"us\n{"role":"user","content":"x"}\n{"role":"us',
          ["s.jsonl:5: invalid session JSON at line 5: Unterminated string starting at column 9",
           '  5 | {"role":"us',
           REFUSED + "line 5 is damaged, not only the torn last line 7: "
-          "repair only cuts a torn last line"]),
+          "repair only cuts a torn last line" + ADVICE]),
         (b'{"role":"nope","content":"x"}',
          ['s.jsonl:5: invalid session record at line 5: unknown role "nope"',
           '  5 | {"role":"nope","content":"x"}',
-          REFUSED + "the last line 5 is not a torn record: it is complete JSON, but not a record"]),
-        (b'{"role":"user","content":"x"}\0\0\0\0',
+          REFUSED + "the last line 5 is not a torn record: it is complete JSON, but not a record"
+          + ADVICE]),
+        (b'{"role":"user","content":"x"}\0\0\0\0x',
          ["s.jsonl:5: invalid session JSON at line 5: Extra data at column 30",
-          '  5 | {"role":"user","content":"x"}\\x00\\x00\\x00\\x00',
+          '  5 | {"role":"user","content":"x"}\\x00\\x00\\x00\\x00x',
           REFUSED + "the last line 5 is not a torn record: it holds a control byte (a NUL?), "
-          "which no record holds"]),
+          "which no record holds" + ADVICE]),
         (b'"role":"user","content":"x"}',
          ["s.jsonl:5: invalid session JSON at line 5: Extra data at column 7",
           '  5 | "role":"user","content":"x"}',
           REFUSED + "the last line 5 is not a torn record: it does not start with `{`, "
-          "as every record does"]),
+          "as every record does" + ADVICE]),
     ],
     ids=["bad-line-before-the-last", "bad-line-before-a-torn-last", "complete-but-invalid-last",
-         "record-then-NULs", "a-record-cut-at-its-start"],
+         "record-NULs-then-more", "a-record-cut-at-its-start"],
 )  # fmt: skip
 def test_repair_refuses_other_damage_says_why_and_leaves_the_file(
     session: Path, damage: bytes, said: list[str]
@@ -446,8 +450,8 @@ def test_an_all_zero_file_is_refused_not_cut_to_an_empty_session(tmp_path: Path)
     assert run.code == 1 and run.err.splitlines() == [
         "s.jsonl:1: invalid session JSON at line 1: Expecting value at column 1",
         "  1 | " + "\\x00" * 17 + "…",
-        REFUSED + "the last line 1 is not a torn record: it does not start with `{`, "
-        "as every record does",
+        REFUSED + "the last line 1 is not a torn record: every byte of the file is NUL: "
+        "no record survived; move the file away" + ADVICE,
     ]
     assert path.stat().st_size == 1 << 20 and sorted(tmp_path.iterdir()) == [path]
 

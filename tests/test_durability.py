@@ -232,26 +232,31 @@ def test_a_process_killed_mid_write_leaves_a_torn_tail_that_repair_cuts(tmp_path
     assert path.read_bytes() == before and load_session(path) == history
 
 
-def test_an_fsync_failure_reaches_the_caller(
+def test_an_fsync_failure_rolls_the_record_back_and_reaches_the_caller(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # EIO at fsync, which only a dying disk gives (ENOSPC at fsync, for real, is in
+    # test_faults): the sync is part of the write, so the record is cut off and synced again.
     path = tmp_path / "s.jsonl"
     history = multi_tool_history()
     session_with(path, history)
+    real_fsync, syncs = os.fsync, []
 
     def failing_fsync(fd: int) -> None:
-        raise OSError(errno.EIO, os.strerror(errno.EIO))
+        syncs.append(os.fstat(fd).st_size)
+        if len(syncs) == 1:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", failing_fsync)
     append_session(path, UserMessage("not asked to sync"))
+    before = path.read_bytes()
     with pytest.raises(OSError) as caught:
         append_session(path, UserMessage("asked to sync"), fsync=True)
     assert caught.value.errno == errno.EIO
-    # The record was written whole (the kernel holds it); only its durability is in doubt.
-    assert load_session(path)[len(history) :] == [
-        UserMessage("not asked to sync"),
-        UserMessage("asked to sync"),
-    ]
+    assert path.read_bytes() == before  # cut off again …
+    assert syncs == [len(before) + len(record_line(UserMessage("asked to sync"))) + 1, len(before)]
+    assert load_session(path) == [*history, UserMessage("not asked to sync")]  # … and synced
 
 
 # --- OS errors are OS errors, never format errors ----------------------------------------------

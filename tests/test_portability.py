@@ -2,8 +2,8 @@
 
 Each case runs `portable_checks` in a fresh interpreter whose `os` and `fcntl` have been made to
 look like the platform's before the package is imported: Windows has no `fcntl`, `os.pread`,
-`os.O_CLOEXEC`, `os.O_NONBLOCK`, `os.fchmod` (before 3.13), `os.fchown` or
-`os.register_at_fork`; Pyodide's `fcntl` has no `flock` and its `os` no `link`.
+`os.O_CLOEXEC`, `os.O_NONBLOCK`, `os.O_NOFOLLOW`, `os.fchmod` (before 3.13), `os.fchown`,
+`os.geteuid` or `os.register_at_fork`; Pyodide's `fcntl` has no `flock` and its `os` no `link`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ from . import portable_checks
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS = Path(__file__).with_name("portable_checks.py")
 
-WINDOWS_OS = ("pread", "pwrite", "O_CLOEXEC", "O_NONBLOCK", "fchmod", "fchown", "register_at_fork")
+WINDOWS_OS = (
+    "pread", "pwrite", "O_CLOEXEC", "O_NONBLOCK", "O_NOFOLLOW", "fchmod", "fchown",
+    "geteuid", "getuid", "register_at_fork",
+)  # fmt: skip
 
 # name -> (what to hide from os, how fcntl looks: "real" | "missing" | "no-flock", has_lock)
 PLATFORMS = {

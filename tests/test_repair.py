@@ -9,6 +9,7 @@ kept for what no real fault reaches here (a cut or a sync that fails after the b
 from __future__ import annotations
 
 import errno
+import json
 import os
 import pickle
 import random
@@ -20,7 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage, load_session
+from mini_agent import (
+    AssistantMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    append_session,
+    load_session,
+)
 from mini_agent.messages import Message, record_line
 from mini_agent.repair import RepairRefusedError, pieces, repair_session, why_not_torn
 from mini_agent.session import SessionFormatError, parse_session_bytes
@@ -273,7 +281,7 @@ def test_leftovers_of_a_killed_repair_are_removed_or_used(tmp_path: Path) -> Non
     path = tmp_path / "s.jsonl"
     complete = complete_session(path)
     path.write_bytes(complete + b'{"ro')
-    (tmp_path / ".s.jsonl.k1ll3d_x.tmp").write_bytes(b'{"ro')  # killed before its link
+    (tmp_path / ".s.jsonl.0123456789abcdef.tmp").write_bytes(b'{"ro')  # killed before its link
     (tmp_path / "s.jsonl.torn").write_bytes(b'{"ro')  # killed after the backup, before the cut
     (tmp_path / "s.jsonl.torn.2").write_bytes(b"")  # a name taken, never filled
     (tmp_path / "other.tmp").write_bytes(b"not ours")
@@ -337,3 +345,258 @@ def test_a_folder_without_hard_links_still_gets_its_repair(
     assert path.read_bytes() == complete
     assert names(tmp_path) == ["s.jsonl", "s.jsonl.torn"]
     assert (tmp_path / "s.jsonl.torn").read_bytes() == b'{"ro'
+
+
+# --- NUL bytes a crash left (issue 17, item 2) ------------------------------------------------------
+
+RECORD = record_line(UserMessage("kept")).encode()
+
+
+@pytest.mark.parametrize(
+    ("tail", "kept"),
+    [
+        (b'{"role":"user","content":"lo' + b"\0" * 5000, b""),  # a torn record, then NULs
+        (b"\0" * 5000, b""),  # the last appends, all NULs
+        (RECORD + b"\0" * 7, RECORD),  # a whole record lost only its newline: only NULs go
+    ],
+    ids=["torn-then-nuls", "nuls", "record-then-nuls"],
+)
+def test_repair_cuts_nul_padding_a_crash_left(tmp_path: Path, tail: bytes, kept: bytes) -> None:
+    path = tmp_path / "s.jsonl"
+    complete = complete_session(path)
+    path.write_bytes(complete + tail)
+    report = repair_session(path)
+    assert report.repaired and report.backup is not None
+    assert path.read_bytes() == complete + kept
+    assert report.backup.read_bytes() == tail[len(kept) :]
+    history = multi_tool_history() + ([UserMessage("kept")] if kept else [])
+    assert list(report.messages) == history and load_session(path) == history
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"\0" * 4096, "every byte of the file is NUL: no record survived; move the file away"),
+        (RECORD + b"\n" + b"\0" * 100 + b"\n" + RECORD + b"\n",
+         "line 2 is damaged, and it is not the last line (NUL bytes where records should be"),
+        (RECORD + b"\n" + b"plain text\0\0", "it does not start with `{`"),
+    ],
+    ids=["only-nuls", "nuls-before-records", "text-then-nuls"],
+)  # fmt: skip
+def test_other_nul_damage_is_refused_saying_what_to_do(
+    tmp_path: Path, data: bytes, reason: str
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(RepairRefusedError) as refused:
+        repair_session(path)
+    assert reason in refused.value.reason
+    assert "copy the file, then delete the damaged lines in an editor" in refused.value.reason
+    assert path.read_bytes() == data and names(tmp_path) == ["s.jsonl"]
+
+
+def test_repair_would_cut_exactly_what_repair_cuts(tmp_path: Path) -> None:
+    # The newline guard's offer of `repair` (issue 17, item 7) asks `repair_would_cut`.
+    from mini_agent.repair import repair_would_cut
+
+    line = record_line(TRICKY[1]).encode()
+    tails = [line[:n] for n in range(1, len(line), 7)] + [
+        line + pad for pad in (b"\0", b"\0" * 999, b"x", b" ", b"\0x")
+    ]
+    tails += [b"\0" * 3, b"plain", b"\xff\xfe", b'"role"', b"{}\0", line[:30] + b"\0" + line[31:]]
+    path = tmp_path / "s.jsonl"
+    complete = complete_session(path)
+    for first in (False, True):
+        for tail in tails:
+            path.write_bytes(tail if first else complete + tail)
+            number = 1 if first else len(multi_tool_history()) + 1
+            try:
+                cut = repair_session(path).repaired
+            except RepairRefusedError:
+                cut = False
+            assert repair_would_cut(tail, number, path) == cut, (first, tail)
+            for leftover in tmp_path.glob("s.jsonl.torn*"):
+                leftover.unlink()
+
+
+# --- the last line, named right (issue 16, bug 1); counts in words -----------------------------------
+
+
+def test_a_complete_but_invalid_last_line_is_called_the_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b'{"role":"user","content":"x"}\n{"role":"nope","content":"y"}\n')
+    with pytest.raises(RepairRefusedError) as refused:
+        repair_session(path)
+    assert refused.value.line == 2
+    assert refused.value.reason.startswith(
+        "line 2, the last line, is damaged but complete: it ends with its newline, "
+        "which a torn write never does: repair only cuts a torn last line"
+    )
+    assert "not the last line" not in refused.value.reason
+
+
+def test_the_summary_counts_in_words(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(RECORD + b"\n{")
+    assert repair_session(path).summary() == (
+        f"{path}: cut the torn last line 2 (1 byte) into s.jsonl.torn; 1 message loads"
+    )
+    assert repair_session(path).summary() == f"{path}: nothing to repair, 1 message loads"
+
+
+# --- repair touches only what it made (issue 17, item 6) ---------------------------------------------
+
+
+def test_a_repair_leaves_the_temporary_file_of_another_sessions_repair(tmp_path: Path) -> None:
+    # `s.jsonl.1`'s repair names its temporary `.s.jsonl.1.<16 hex>.tmp`; a repair of
+    # `s.jsonl` once removed it mid-flight (5 of 5 concurrent repairs of s.jsonl.1 failed).
+    path = tmp_path / "s.jsonl"
+    complete = complete_session(path)
+    path.write_bytes(complete + b'{"ro')
+    others = [
+        ".s.jsonl.1.0123456789abcdef.tmp",  # another session's repair, in flight
+        ".s.jsonl.0123456789abcdeX.tmp",  # not the shape this kit makes
+        ".s.jsonl.tmp",
+        "s.jsonl.torn.x",
+    ]
+    for name in others:
+        (tmp_path / name).write_bytes(b"theirs")
+    repair_session(path)
+    assert names(tmp_path) == sorted([*others, "s.jsonl", "s.jsonl.torn"])
+
+
+STRANGER = """
+import os, pwd, sys
+nobody = pwd.getpwnam("nobody")
+os.setgid(nobody.pw_gid)
+os.setuid(nobody.pw_uid)
+for name in sys.argv[2:]:
+    with open(os.path.join(sys.argv[1], name), "wb") as file:
+        pass  # empty: the shape of a killed repair's leftovers
+"""
+
+
+def test_a_strangers_files_in_a_shared_folder_are_left_and_do_not_stop_the_repair(
+    tmp_path: Path,
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to act as a second user (`nobody`), as CI runs")
+    import shutil
+    import tempfile
+
+    shared = Path(tempfile.mkdtemp(prefix="sticky-", dir="/tmp"))
+    try:
+        shared.chmod(0o1777)
+        planted = [".s.jsonl.0123456789abcdef.tmp", "s.jsonl.torn", "s.jsonl.torn.2"]
+        run = subprocess.run(
+            [sys.executable, "-c", STRANGER, str(shared), *planted],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        path = shared / "s.jsonl"
+        complete = complete_session(path)
+        path.write_bytes(complete + b"not a record")  # refused: nothing may be removed
+        with pytest.raises(RepairRefusedError):
+            repair_session(path)  # as root, it once removed the stranger's files first
+        assert names(shared) == sorted([*planted, "s.jsonl"])
+        path.write_bytes(complete + b'{"ro')
+        report = repair_session(path)  # once: EPERM on the stranger's files (as non-root)
+        assert report.backup == shared / "s.jsonl.torn.3" and path.read_bytes() == complete
+        assert names(shared) == sorted([*planted, "s.jsonl", "s.jsonl.torn.3"])
+    finally:
+        shutil.rmtree(shared)
+
+
+AS_VICTIM = """
+import json, os, pwd, sys
+from mini_agent.repair import repair_session
+user = pwd.getpwnam(sys.argv[2])
+os.chdir(sys.argv[1])
+os.setgid(user.pw_gid)
+os.setuid(user.pw_uid)  # an ordinary user: the sticky bit now keeps others' files from it
+try:
+    print(json.dumps(repair_session("s.jsonl").summary()))
+except OSError as err:
+    print(json.dumps(f"{type(err).__name__}: {err}"))
+"""
+
+
+def second_user(name: str = "mini-agent-test") -> str:
+    """An unprivileged user other than `nobody`, created (without a home) if absent."""
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        made = subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if made.returncode != 0:
+            pytest.skip(f"cannot create a second user: {made.stderr.strip()}")
+    return name
+
+
+def test_an_ordinary_owners_repair_skips_a_strangers_files_instead_of_failing(
+    tmp_path: Path,
+) -> None:
+    # As an ordinary user in a sticky folder, removing another user's file is EPERM: the
+    # repair once failed on it ("cannot remove what an interrupted repair left").
+    if os.geteuid() != 0:
+        pytest.skip("needs root to act as two users, as CI runs")
+    import pwd
+    import shutil
+    import tempfile
+
+    victim = pwd.getpwnam(second_user())
+    shared = Path(tempfile.mkdtemp(prefix="sticky-", dir="/tmp"))
+    try:
+        shared.chmod(0o1777)
+        planted = [".s.jsonl.0123456789abcdef.tmp", "s.jsonl.torn"]
+        run = subprocess.run(
+            [sys.executable, "-c", STRANGER, str(shared), *planted],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        path = shared / "s.jsonl"
+        complete = complete_session(path)
+        path.write_bytes(complete + b'{"ro')
+        os.chown(path, victim.pw_uid, victim.pw_gid)
+        path.chmod(0o600)
+        run = subprocess.run(
+            [sys.executable, "-c", AS_VICTIM, str(shared), victim.pw_name],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stdout) == (
+            "s.jsonl: cut the torn last line 5 (4 bytes) into s.jsonl.torn.2; 4 messages load"
+        )
+        assert path.read_bytes() == complete
+        assert names(shared) == sorted([*planted, "s.jsonl", "s.jsonl.torn.2"])
+    finally:
+        shutil.rmtree(shared)
+
+
+@pytest.mark.xfail(
+    reason="needs session._check_last_line to ask repair.repair_would_cut (core's file); "
+    "drop this marker once it does",
+    strict=False,
+)
+def test_append_offers_repair_exactly_when_repair_would_cut(tmp_path: Path) -> None:
+    # Issue 17, item 8: `append` offered `repair` for every invalid unterminated last line,
+    # which `repair` then refused (NUL bytes, plain text) — and not for a NUL tail it can cut.
+    path = tmp_path / "s.jsonl"
+    for tail in (RECORD + b"\0\0\0", b'{"role":"us', b"\0" * 10, b"plain", RECORD + b"x"):
+        for data in (tail, RECORD + b"\n" + tail):
+            path.write_bytes(data)
+            with pytest.raises(SessionFormatError) as refused:
+                append_session(path, UserMessage("y"))
+            offered = "`python -m mini_agent repair` can cut it" in str(refused.value)
+            try:
+                cut = repair_session(path).repaired
+            except RepairRefusedError:
+                cut = False
+            assert offered == cut, data
+            for leftover in tmp_path.glob("s.jsonl.torn*"):
+                leftover.unlink()

@@ -2,7 +2,9 @@
 
 Targets: >= 500 SIGKILLed appenders, >= 1,000 real ENOSPC trials, 8 x 5,000 concurrent
 appends (tmpfs and the ordinary disk), >= 30,000 loads racing multi-MB appends — 0 lost,
-0 glued, every torn tail the last line and repairable, 0 false errors. Prints the figures and
+0 glued, every torn tail the last line and repairable, 0 false errors; and (issue 17) 2,000
+Ctrl-Cs landing in a main thread's appends while 3 threads append too, 500 with none — 0 fds
+left open, 0 locks left held. Prints the figures and
 the time of each part; exits 1 if any promise was broken. `--scale 0.01` is a quick rehearsal.
 """
 
@@ -15,6 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from .. import faults
@@ -24,8 +27,13 @@ def part(name: str, run: Callable[[], faults.Tally], results: list[str]) -> bool
     started = time.monotonic()
     tally = run()
     seconds = time.monotonic() - started
-    figures = {key: value for key, value in vars(tally).items() if key != "errors" and value}
-    ok = tally.lost == 0 and tally.glued == 0 and not tally.errors
+    shown = ("lost", "glued", "leaked", "locked")  # the promises: shown even when 0
+    figures = {
+        key: value
+        for key, value in vars(tally).items()
+        if key != "errors" and (value or key in shown)
+    }
+    ok = not (tally.lost or tally.glued or tally.leaked or tally.locked or tally.errors)
     line = f"{name}: {'ok' if ok else 'BROKEN'} in {seconds:.0f} s: {figures}"
     if tally.errors:
         line += f"; first errors: {tally.errors[:3]}"
@@ -98,6 +106,14 @@ def main() -> int:
                 )
         except faults.MountRefused as refused:
             print(f"concurrent appends on tmpfs: not run ({refused})")
+        for helpers, trials in ((3, 2000), (0, 500)):
+            own = folder / f"sigint{helpers}"
+            own.mkdir()
+            ok &= part(
+                f"Ctrl-C in appends, {helpers} other threads appending",
+                partial(faults.sigint_trials, own, scaled(trials), helpers, 34),
+                results,
+            )
         (folder / "race").mkdir()
         ok &= part(
             "loads racing 1-4 MB appends",
