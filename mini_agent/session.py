@@ -160,9 +160,11 @@ def append_file(path: PathLike, text: str, fsync: bool = False) -> None:
         try:
             parse_session_bytes(line, path)
         except SessionFormatError as err:
-            reason = "an incomplete last line (`python -m mini_agent repair` can cut it)"
-            if err.phrase == INVALID_RECORD:
-                reason = "an invalid last line"
+            from .repair import repair_would_cut  # repair imports session: asked only here
+
+            reason = "an invalid last line"
+            if repair_would_cut(line, number, path):  # offer repair only when it would cut
+                reason = "an incomplete last line (`python -m mini_agent repair` can cut it)"
             detail = f"{err.detail}; refusing to append after {reason}"
             raise SessionFormatError(err.phrase, path, number, detail, err.column) from err
 

@@ -71,13 +71,13 @@ def ext4_on_a_full_device(
             file.truncate(64 << 20)
         options = [] if journal else ["-O", "^has_journal"]
         made = subprocess.run(
-            ["mkfs.ext4", "-q", "-F", *options, str(image)], capture_output=True, text=True
+            ["mkfs.ext4", "-q", "-F", *options, str(image)], capture_output=True, encoding="utf-8"
         )
         if made.returncode != 0:
             raise MountRefused(f"mkfs.ext4 failed: {made.stderr.strip() or made.returncode}")
         mount.mkdir(exist_ok=True)
         mounted = subprocess.run(
-            ["mount", "-o", "loop", str(image), str(mount)], capture_output=True, text=True
+            ["mount", "-o", "loop", str(image), str(mount)], capture_output=True, encoding="utf-8"
         )
         if mounted.returncode != 0:
             raise MountRefused(f"mount -o loop refused: {mounted.stderr.strip()}")
@@ -93,10 +93,16 @@ def ext4_on_a_full_device(
 def remount_loop(mount: Path) -> None:
     """Unmount and mount again the loop file system at `mount` (what a reboot would find)."""
     source = subprocess.run(
-        ["findmnt", "-n", "-o", "SOURCE", str(mount)], capture_output=True, text=True, check=True
+        ["findmnt", "-n", "-o", "SOURCE", str(mount)],
+        capture_output=True,
+        encoding="utf-8",
+        check=True,
     ).stdout.strip()
     image = subprocess.run(
-        ["losetup", "-n", "-O", "BACK-FILE", source], capture_output=True, text=True, check=True
+        ["losetup", "-n", "-O", "BACK-FILE", source],
+        capture_output=True,
+        encoding="utf-8",
+        check=True,
     ).stdout.strip()
     subprocess.run(["umount", str(mount)], capture_output=True)  # write-back errors: expected
     subprocess.run(["mount", "-o", "loop", image, str(mount)], check=True)
@@ -520,7 +526,7 @@ def sigint_trials(folder: Path, trials: int, helpers: int, seed: int) -> Tally:
         [sys.executable, "-c", SIGINT_TRIALS, str(folder), str(trials), str(helpers), str(seed)],
         cwd=ROOT,
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=600,
     )
     assert run.returncode == 0, run.stderr[-3000:]

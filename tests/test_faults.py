@@ -383,7 +383,7 @@ def test_ctrl_c_during_a_sync_rolls_the_record_back(tmp_path: Path) -> None:
     before = path.read_bytes()
     run = subprocess.run(
         [sys.executable, "-c", CTRL_C_DURING_SYNC, str(path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=60,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stdout == "interrupted\n" * 30
@@ -506,7 +506,7 @@ def test_in_a_shared_sticky_folder_another_user_cannot_turn_a_session_against_it
     rc.write_bytes(b"alias ls='ls -F'\n")
     run = subprocess.run(
         [sys.executable, "-c", ATTACKER, str(sticky_folder), str(rc), str(home / "planted")],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, encoding="utf-8", timeout=60,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     planted = {p.name: p.read_bytes() for p in sticky_folder.iterdir() if not p.is_symlink()}
@@ -568,7 +568,7 @@ def test_a_new_session_is_exactly_0600_whatever_the_umask(tmp_path: Path) -> Non
     os.chown(folder, nobody.pw_uid, nobody.pw_gid)
     run = subprocess.run(
         [sys.executable, "-c", UMASK_0277, str(folder)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=60,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )  # fmt: skip
     assert (run.returncode, run.stdout) == (0, "0o600\n"), run.stderr

@@ -490,7 +490,7 @@ def test_a_strangers_files_in_a_shared_folder_are_left_and_do_not_stop_the_repai
         planted = [".s.jsonl.0123456789abcdef.tmp", "s.jsonl.torn", "s.jsonl.torn.2"]
         run = subprocess.run(
             [sys.executable, "-c", STRANGER, str(shared), *planted],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True, encoding="utf-8", timeout=60,
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
         path = shared / "s.jsonl"
@@ -530,7 +530,7 @@ def second_user(name: str = "mini-agent-test") -> str:
     except KeyError:
         made = subprocess.run(
             ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-            capture_output=True, text=True,
+            capture_output=True, encoding="utf-8",
         )  # fmt: skip
         if made.returncode != 0:
             pytest.skip(f"cannot create a second user: {made.stderr.strip()}")
@@ -555,7 +555,7 @@ def test_an_ordinary_owners_repair_skips_a_strangers_files_instead_of_failing(
         planted = [".s.jsonl.0123456789abcdef.tmp", "s.jsonl.torn"]
         run = subprocess.run(
             [sys.executable, "-c", STRANGER, str(shared), *planted],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True, encoding="utf-8", timeout=60,
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
         path = shared / "s.jsonl"
@@ -565,7 +565,7 @@ def test_an_ordinary_owners_repair_skips_a_strangers_files_instead_of_failing(
         path.chmod(0o600)
         run = subprocess.run(
             [sys.executable, "-c", AS_VICTIM, str(shared), victim.pw_name],
-            cwd=ROOT, capture_output=True, text=True, timeout=60,
+            cwd=ROOT, capture_output=True, encoding="utf-8", timeout=60,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
@@ -578,11 +578,6 @@ def test_an_ordinary_owners_repair_skips_a_strangers_files_instead_of_failing(
         shutil.rmtree(shared)
 
 
-@pytest.mark.xfail(
-    reason="needs session._check_last_line to ask repair.repair_would_cut (core's file); "
-    "drop this marker once it does",
-    strict=False,
-)
 def test_append_offers_repair_exactly_when_repair_would_cut(tmp_path: Path) -> None:
     # Issue 17, item 8: `append` offered `repair` for every invalid unterminated last line,
     # which `repair` then refused (NUL bytes, plain text) — and not for a NUL tail it can cut.

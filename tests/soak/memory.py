@@ -48,7 +48,7 @@ MEASURE = textwrap.dedent(
 def measure(what: str, path: Path, size: int) -> float:
     run = subprocess.run(
         [sys.executable, "-c", MEASURE, what, str(path), str(size)],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT, capture_output=True, encoding="utf-8", check=True,
     )  # fmt: skip
     return float(run.stdout)
 
