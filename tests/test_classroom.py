@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Locator, Page, expect, sync_playwright
+from playwright.sync_api import FloatRect, Locator, Page, expect, sync_playwright
 
 from mini_agent.teaching.explorer_logic import scan_position_text
 from mini_agent.teaching.samples import chapter_picture
@@ -62,7 +62,7 @@ def route_text() -> str:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    with running_lab(tmp_path_factory.mktemp("class"), ROUTE, SETTINGS) as lab:
+    with running_lab(tmp_path_factory.mktemp("class"), ROUTE, SETTINGS, kernels_left=False) as lab:
         yield lab
 
 
@@ -249,7 +249,7 @@ def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab) -> None:
     assert written == sorted(ROUTE), "the route writes nothing beside the notebooks"
 
 
-def overlap(a: dict[str, float] | None, b: dict[str, float] | None) -> bool:
+def overlap(a: FloatRect | None, b: FloatRect | None) -> bool:
     assert a is not None and b is not None
     return not (
         a["x"] + a["width"] <= b["x"]
@@ -294,11 +294,11 @@ def test_layouts_fit_at_tablet_and_projector_sizes(lab: Lab) -> None:
             fits_width(cell)
             if name.startswith("06"):
                 disk, sent = cell.locator(".mini-agent-disk"), cell.locator(".mini-agent-sent")
-                cell.get_by_role("button", name=words().next).click()
-                cell.get_by_role("button", name=words().next).click()
+                # Run All left it on the 2nd request (06's checked cell): a table on each side
                 for width in (1024, 1280, 1440, 1920):
                     page.set_viewport_size({"width": width, "height": 900})
                     expect(sent).to_contain_text(words().model_input)
+                    disk.evaluate("n => n.scrollIntoView()")
                     assert not overlap(disk.bounding_box(), sent.bounding_box()), width
                     style = disk.evaluate("n => getComputedStyle(n).overflowX")
                     assert style in ("auto", "hidden", "scroll")  # its lines stay in its box

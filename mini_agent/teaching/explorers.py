@@ -56,7 +56,9 @@ def _box(children: Sequence[Any]) -> Any:
 def _gutter(text: str) -> str:
     """Line numbers for the editor's lines, one per line, as the error messages count them."""
     count = text.count("\n") + 1
-    return "<pre>" + "\n".join(str(number) for number in range(1, count + 1)) + "</pre>"
+    # each number ends in an ideographic space: its line box then has the CJK font's height,
+    # like the text's lines beside it, so number n stays level with line n all the way down
+    return "<pre>" + "\n".join(f"{n}\u3000" for n in range(1, count + 1)) + "</pre>"
 
 
 class _Explorer:

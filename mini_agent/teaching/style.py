@@ -162,7 +162,7 @@ WIDGET_CSS = f"""<style>
   font-family: var(--jp-code-font-family, monospace); line-height: 1.5em; padding: 4px 6px;
 }}
 .{EXPLORER_CLASS} .mini-agent-gutter pre {{
-  margin: 0; padding: 5px 6px 0 0; line-height: 1.5em; text-align: right;
+  margin: 0; padding: 5px 0 0 0; line-height: 1.5em; text-align: right;
   font-family: var(--jp-code-font-family, monospace); color: #374151; user-select: none;
 }}
 </style>"""
