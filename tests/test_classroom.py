@@ -183,6 +183,10 @@ def stop_4(stop: Stop) -> None:
     explorer = stop.run("explorer = BudgetExplorer()")
     fits_width(explorer)
     readout = explorer.locator(".widget-readout")
+    # the widgets follow the notebook's content font size, not JupyterLab's smaller UI size
+    prose = stop.page.locator(".jp-RenderedMarkdown").first
+    size = "n => getComputedStyle(n).fontSize"
+    assert readout.evaluate(size) == prose.evaluate(size) != "13px"
     for budget, shown in (
         (1422, "保留 10/10 个单元、15/15 条消息，用了 1422 字符"),
         (400, "保留 1/10 个单元、1/15 条消息，用了 73 字符"),
