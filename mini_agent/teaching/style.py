@@ -162,7 +162,8 @@ WIDGET_CSS = f"""<style>
   font-family: var(--jp-code-font-family, monospace); line-height: 1.5em; padding: 4px 6px;
 }}
 .{EXPLORER_CLASS} .mini-agent-gutter pre {{
-  margin: 0; padding: 5px 0 0 0; line-height: 1.5em; text-align: right;
+  margin: 0; padding: 5px 0 0 0; text-align: right;
+  font-size: var(--jp-content-font-size1, 14px); line-height: 1.5em;
   font-family: var(--jp-code-font-family, monospace); color: #374151; user-select: none;
 }}
 </style>"""
