@@ -315,6 +315,10 @@ def test_layouts_fit_at_tablet_and_projector_sizes(lab: Lab) -> None:
                     assert style in ("auto", "hidden", "scroll")  # its lines stay in its box
                     page.screenshot(path=SCREENSHOTS / f"06-runstepper-{width}.png")
         end_every_session(lab)
+    # Run All of 03-06 (03's Skill-directory cell included) wrote nothing beside the notebooks
+    folder = Path(lab.log).parent / "notebooks"
+    written = sorted(p.name for p in folder.iterdir() if p.name != ".ipynb_checkpoints")
+    assert written == sorted(ROUTE)
 
 
 def test_slides_are_prose_only_and_stay_on_loopback(lab: Lab) -> None:
