@@ -37,7 +37,13 @@ from .budget_slider import drag_budget_slider
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",  # nothing leaves loopback
+]
 TOKEN = "explorers-browser-test"
 BUDGET_NOTEBOOK = "05_character_budget.ipynb"  # BudgetExplorer() over sample_session()
 STEPPER_NOTEBOOK = "04_context_units.ipynb"  # UnitScanStepper(history), history = chapter_picture()
@@ -87,18 +93,16 @@ class Lab:
     log: Path
 
 
-def copy_notebooks(folder: Path) -> None:
-    """The real notebooks, copied: JupyterLab saves what it runs, and the repo must not change."""
-    for name in (BUDGET_NOTEBOOK, STEPPER_NOTEBOOK):
-        shutil.copy(ROOT / "notebooks" / name, folder / name)
-
-
-def write_lab_settings(settings: Path) -> None:
-    """Start the notebook's kernel without asking; no news or update toast, no outside request."""
-    for plugin, values in {
+def write_lab_settings(settings: Path, extra: dict[str, dict[str, object]]) -> None:
+    """Start the notebook's kernel without asking; no news or update toast, no outside request;
+    then `extra` (plugin → values) on top."""
+    plugins: dict[str, dict[str, object]] = {
         "apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
         "notebook-extension/tracker": {"autoStartDefaultKernel": True},
-    }.items():
+    }
+    for plugin, values in extra.items():
+        plugins[plugin] = {**plugins.get(plugin, {}), **values}
+    for plugin, values in plugins.items():
         target = settings / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values), encoding="utf-8")
@@ -143,19 +147,28 @@ def stop(lab: Lab) -> set[int]:
     return started
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    tmp_path = tmp_path_factory.mktemp("lab")
-    notebooks, settings = tmp_path / "notebooks", tmp_path / "settings"
+@contextmanager
+def running_lab(
+    tmp_path: Path,
+    names: tuple[str, ...],
+    settings: dict[str, dict[str, object]] | None = None,
+    *,
+    kernels_left: bool = True,
+) -> Iterator[Lab]:
+    """JupyterLab on loopback over copies of the notebooks `names`, with its own settings;
+    every process it started is stopped afterwards, pass or fail (`kernels_left`: the tests
+    leave kernels running, so the server must have had at least one to stop)."""
+    notebooks, folder = tmp_path / "notebooks", tmp_path / "settings"
     notebooks.mkdir()
-    copy_notebooks(notebooks)
-    write_lab_settings(settings)
+    for name in names:
+        shutil.copy(ROOT / "notebooks" / name, notebooks / name)
+    write_lab_settings(folder, settings or {})
     port = free_port()
     env = dict(os.environ)
     env.update(
         JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
         JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-        JUPYTERLAB_SETTINGS_DIR=str(settings),
+        JUPYTERLAB_SETTINGS_DIR=str(folder),
         JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
     )
     command = [
@@ -183,8 +196,14 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield running
     finally:
         stopped = stop(running)
-    assert len(stopped) >= 2, "the server and at least its kernel"
+    assert len(stopped) >= (2 if kernels_left else 1), "the server and at least its kernel"
     assert not any(alive(pid) for pid in stopped)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    with running_lab(tmp_path_factory.mktemp("lab"), (BUDGET_NOTEBOOK, STEPPER_NOTEBOOK)) as lab:
+        yield lab
 
 
 def run_all_cells(page: Page) -> None:

@@ -171,7 +171,8 @@ def test_budget_slider_shows_what_trim_context_keeps() -> None:
     assert explorer.summary.splitlines()[0] == (
         "预算 800 字符：保留 5/10 个单元、7/15 条消息，用了 651 字符"
     )
-    assert explorer.view.value == TrimView(sample_session(), 800)._repr_html_()
+    kept_first = TrimView(sample_session(), 800, kept_first=True)
+    assert explorer.view.value == kept_first._repr_html_()
 
 
 def test_budget_slider_stops_at_the_first_unit_that_does_not_fit() -> None:

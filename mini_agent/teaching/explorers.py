@@ -31,7 +31,7 @@ from .explorer_logic import (
     scan_position_text,
 )
 from .samples import file_reader, sample_session, sample_session_text
-from .style import CELL, NUMBER_CELL, page, palette
+from .style import CELL, EXPLORER_CLASS, NUMBER_CELL, WIDGET_CSS, page, palette
 from .text import words
 from .trace import ScanStep, label, scan_steps
 from .views import SessionView, TrimView, UnitsView, line_table
@@ -42,6 +42,23 @@ _PRE = "white-space:pre-wrap;font-family:monospace;font-size:0.9em;margin:4px 0"
 def _pre(text: str, colour: str | None = None) -> str:
     colour = colour or palette().text
     return f'<pre class="explorer-summary" style="{_PRE};color:{colour}">{visible_html(text)}</pre>'
+
+
+def _box(children: Sequence[Any]) -> Any:
+    """The explorer's widgets in one box that follows the notebook's content font size and
+    shrinks to the notebook's width (`style.WIDGET_CSS`)."""
+    css = widgets.HTML(WIDGET_CSS, layout=widgets.Layout(display="none"))
+    box = widgets.VBox([css, *children], layout=widgets.Layout(width="100%", min_width="0"))
+    box.add_class(EXPLORER_CLASS)
+    return box
+
+
+def _gutter(text: str) -> str:
+    """Line numbers for the editor's lines, one per line, as the error messages count them."""
+    count = text.count("\n") + 1
+    # each number ends in an ideographic space: its line box then has the CJK font's height,
+    # like the text's lines beside it, so number n stays level with line n all the way down
+    return "<pre>" + "\n".join(f"{n}\u3000" for n in range(1, count + 1)) + "</pre>"
 
 
 class _Explorer:
@@ -89,7 +106,11 @@ class _Steps:
         self.next.on_click(lambda _: self._move(+1))
         self.position.observe(lambda _: self._enable(), names="value")
         self._enable()
-        self.bar = widgets.HBox([self.prev, self.next, self.play, self.position])
+        self.position.layout = widgets.Layout(width="auto", flex="1 1 12em", min_width="10em")
+        self.bar = widgets.HBox(
+            [self.prev, self.next, self.play, self.position],
+            layout=widgets.Layout(flex_flow="row wrap", width="100%"),
+        )
 
     def _move(self, by: int) -> None:
         self.position.value = min(self.position.max, max(0, self.position.value + by))
@@ -106,15 +127,21 @@ class SessionEditor(_Explorer):
     """Type JSONL; every edit is checked by the package's session parser."""
 
     def __init__(self, text: str | None = None) -> None:
+        value = sample_session_text() if text is None else text
         self.text = widgets.Textarea(
-            value=sample_session_text() if text is None else text,
-            rows=12,
-            description="JSONL",
-            layout=widgets.Layout(width="100%"),
+            value=value,
+            rows=max(12, value.count("\n") + 2),
+            layout=widgets.Layout(width="auto", flex="1 1 auto", min_width="0"),
         )
+        self.text.add_class("mini-agent-editor")
+        # line numbers beside the text, one row each: the text never wraps, so line 2 is
+        # always row 2 (a long line scrolls sideways instead)
+        self.gutter = widgets.HTML(_gutter(value), layout=widgets.Layout(flex="0 0 auto"))
+        self.gutter.add_class("mini-agent-gutter")
         self.view = widgets.HTML()
         self.text.observe(lambda _: self._update(), names="value")
-        self.widget = widgets.VBox([self.text, self.view])
+        editor = widgets.HBox([self.gutter, self.text], layout=widgets.Layout(width="100%"))
+        self.widget = _box([editor, self.view])
         self._update()
 
     @property
@@ -126,7 +153,10 @@ class SessionEditor(_Explorer):
         return _pre(str(self.text.value)) + str(self.view.value)
 
     def _update(self) -> None:
-        check = check_session_text(self.text.value)
+        value = str(self.text.value)
+        self.gutter.value = _gutter(value)
+        self.text.rows = max(12, value.count("\n") + 2)
+        check = check_session_text(value)
         if check.error is None:
             self.view.value = SessionView(check.messages)._repr_html_()
             return
@@ -154,7 +184,7 @@ class UnitScanStepper(_Explorer):
         )
         self.view = widgets.HTML()
         self.position.observe(lambda _: self._update(), names="value")
-        self.widget = widgets.VBox([self.controls.bar, self.view])
+        self.widget = _box([self.controls.bar, self.view])
         self._update()
 
     @property
@@ -198,7 +228,7 @@ class UnitScanStepper(_Explorer):
         )
         self.view.value = page(
             _pre(self.summary)
-            + '<div style="display:flex;gap:16px;align-items:flex-start">'
+            + '<div style="display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start">'
             + f"<table><thead><tr>{head}</tr></thead>{rows}</table>"
             + f"<div><b>{visible_html(w.units_heading)}</b>{units}</div></div>"
         )
@@ -229,20 +259,25 @@ class BudgetExplorer(_Explorer):
             min=1,
             max=max(total, 1),
             description=words().budget_slider,
-            layout=widgets.Layout(width="600px"),
+            layout=widgets.Layout(width="100%", max_width="48em", min_width="0"),
+            style={"description_width": "initial"},
         )
         self.view = widgets.HTML()
-        self._trim = TrimView(self.messages, self.slider.value, self.window)
+        self._trim = self._view(self.slider.value)
         self.slider.observe(lambda _: self._update(), names="value")
-        self.widget = widgets.VBox([self.slider, self.view])
+        self.widget = _box([self.slider, self.view])
         self._update()
 
     @property
     def trim(self) -> TrimView:
         """The package's view of `trim_context` at the slider's value."""
         if self._trim.max_chars != self.slider.value:
-            self._trim = TrimView(self.messages, self.slider.value, self.window)
+            self._trim = self._view(self.slider.value)
         return self._trim
+
+    def _view(self, max_chars: int) -> TrimView:
+        # kept units drawn first: at a small budget the one kept unit is in view at 720 px
+        return TrimView(self.messages, max_chars, self.window, kept_first=True)
 
     @property
     def summary(self) -> str:
@@ -287,6 +322,10 @@ def resumed_run_scenario() -> dict[str, Any]:
     }
 
 
+def _column(flex: str) -> Any:
+    return widgets.Layout(flex=flex, min_width="0", overflow="auto", margin="0 8px 8px 0")
+
+
 class RunStepper(_Explorer):
     """Step a `run_agent` run request by request: the disk's lines beside the model's input."""
 
@@ -315,10 +354,18 @@ class RunStepper(_Explorer):
             self.controls.next,
             self.controls.play,
         )
-        self.disk = widgets.HTML(layout=widgets.Layout(width="55%"))
-        self.sent = widgets.HTML(layout=widgets.Layout(width="45%"))
+        # each column scrolls its own overflow and the two wrap one under the other when the
+        # notebook is too narrow for both: the disk's lines never run under the model input
+        self.disk = widgets.HTML(layout=_column("1 1 30em"))
+        self.sent = widgets.HTML(layout=_column("1 1 20em"))
+        self.disk.add_class("mini-agent-disk")
+        self.sent.add_class("mini-agent-sent")
         self.position.observe(lambda _: self._update(), names="value")
-        self.widget = widgets.VBox([self.controls.bar, widgets.HBox([self.disk, self.sent])])
+        columns = widgets.HBox(
+            [self.disk, self.sent],
+            layout=widgets.Layout(flex_flow="row wrap", width="100%", grid_gap="16px"),
+        )
+        self.widget = _box([self.controls.bar, columns])
         self._update()
 
     @property
@@ -333,9 +380,9 @@ class RunStepper(_Explorer):
     @property
     def html(self) -> str:
         return page(
-            '<div style="display:flex;gap:16px;align-items:flex-start">'
-            f'<div style="width:55%">{self.disk.value}</div>'
-            f'<div style="width:45%">{self.sent.value}</div></div>'
+            '<div style="display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start">'
+            f'<div style="flex:1 1 30em;min-width:0;overflow-x:auto">{self.disk.value}</div>'
+            f'<div style="flex:1 1 20em;min-width:0;overflow-x:auto">{self.sent.value}</div></div>'
         )
 
     def _update(self) -> None:

@@ -1,11 +1,14 @@
-"""How every view draws: one palette, one scale, switchable for a projector.
+"""How every view draws: one palette, sizes that follow JupyterLab's content font size.
 
-    from mini_agent.teaching.style import set_display
-    set_display(scale=1.5, contrast="high")   # every view drawn after this is bigger, darker
-    set_display()                              # back to the default
+The projector switch is JupyterLab's own: *Settings → Theme → Increase Content Font Size*
+(the CSS variable `--jp-content-font-size1`). Every view's HTML (`page()`) and every explorer's
+widgets (`WIDGET_CSS`) are sized from that variable in `em`, so one switch in the browser
+reaches every notebook, every kernel, the widgets and the slides, and survives a kernel
+restart; *Decrease Content Font Size* (or the Settings Editor's "Theme" → reset) undoes it.
 
-Views and widgets take their colours from `palette()` and wrap their HTML in `page()`, so
-the switch reaches all of them. Only HTML changes; the plain text (what nbval compares) never.
+`set_display(scale, contrast)` is older and narrower: it scales and darkens the views drawn
+afterwards by *this* kernel only (not other notebooks, not the ipywidgets controls). It stays
+for notebooks that call it. Only HTML changes; the plain text (what nbval compares) never.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ NORMAL = Palette(
     user="#2563eb", assistant="#7c3aed", tool="#059669", error="#dc2626", text="#111827",
     muted="#4b5563", border="#9ca3af", kept="#ecfdf5", dropped="#f3f4f6", dropped_text="#374151",
     current="#f59e0b", found="#7c3aed", found_fill="#f5f3ff", searched="#fef3c7",
-    swept="#fef9c3", marked_line="#fee2e2", sent="#059669", trimmed="#6b7280", bar="#10b981",
+    swept="#fef9c3", marked_line="#fee2e2", sent="#047857", trimmed="#374151", bar="#10b981",
     bar_track="#e5e7eb",
 )  # fmt: skip
 HIGH = Palette(
@@ -130,6 +133,40 @@ def page(html: str) -> str:
         f'color:{palette().text};text-align:left;line-height:1.45">{html}</div>'
     )
 
+
+# The explorers' widgets in the content font size, not JupyterLab's fixed 13 px UI size: the
+# ipywidgets variables are redefined on the explorer's box, so they reach only its own
+# controls. A `<style>` inside an HTML *widget* is applied (widget HTML is not sanitised the
+# way an untrusted output is), in JupyterLab, in JupyterLite and in a RISE slide alike.
+EXPLORER_CLASS = "mini-agent-explorer"
+WIDGET_CSS = f"""<style>
+.{EXPLORER_CLASS} {{
+  --jp-widgets-font-size: var(--jp-content-font-size1, 14px);
+  --jp-widgets-inline-height: 2em;
+  --jp-widgets-inline-label-width: 7em;
+  --jp-widgets-inline-width: 100%;
+  --jp-widgets-inline-width-short: 8em;
+  --jp-widgets-inline-width-tiny: 3em;
+  --jp-widgets-slider-handle-size: 1.1em;
+  font-size: var(--jp-content-font-size1, 14px);
+  max-width: 100%;
+  min-width: 0;
+}}
+.{EXPLORER_CLASS} .widget-button, .{EXPLORER_CLASS} .widget-readout,
+.{EXPLORER_CLASS} .widget-label, .{EXPLORER_CLASS} textarea {{
+  font-size: var(--jp-content-font-size1, 14px);
+}}
+.{EXPLORER_CLASS} .widget-button {{ width: auto; min-width: 6em; }}
+.{EXPLORER_CLASS} .mini-agent-editor textarea {{
+  white-space: pre; overflow-wrap: normal; overflow-x: auto;
+  font-family: var(--jp-code-font-family, monospace); line-height: 1.5em; padding: 4px 6px;
+}}
+.{EXPLORER_CLASS} .mini-agent-gutter pre {{
+  margin: 0; padding: 5px 0 0 0; text-align: right;
+  font-size: var(--jp-content-font-size1, 14px); line-height: 1.5em;
+  font-family: var(--jp-code-font-family, monospace); color: #374151; user-select: none;
+}}
+</style>"""
 
 CELL = "text-align:left;vertical-align:top;padding:2px 8px"
 NUMBER_CELL = "text-align:right;vertical-align:top;padding:2px 8px"

@@ -151,6 +151,9 @@ class TrimView:
     window: int | None = None
     """Draw only this many units on each side of the cut; count the others in one line each
     (a 2,000-message session stays readable and quick to redraw). `None`: draw every unit."""
+    kept_first: bool = False
+    """Draw the kept units above the dropped ones (05's explorer: the units the model gets stay
+    in view on a 720 px screen). The plain text keeps the conversation's order either way."""
 
     @cached_property
     def units(self) -> list[list[Message]]:
@@ -223,18 +226,26 @@ class TrimView:
     def _repr_html_(self) -> str:
         w, colours = words(), palette()
         shown, before, after = self._window()
-        boxes = "".join(
-            _unit_html(unit, w.unit_note(number, chars, w.kept if is_kept else w.dropped), is_kept)
-            for number, unit, chars, is_kept in shown
-        )
+
+        def draw(rows: list[tuple[int, list[Message], int, bool]]) -> str:
+            return "".join(
+                _unit_html(unit, w.unit_note(n, chars, w.kept if is_kept else w.dropped), is_kept)
+                for n, unit, chars, is_kept in rows
+            )
+
         note = f'<p style="color:{colours.muted};margin:2px 0">{{}}</p>'
-        boxes = (note.format(visible_html(before)) if before else "") + boxes
-        boxes += note.format(visible_html(after)) if after else ""
+        older = note.format(visible_html(before)) if before else ""
+        newer = note.format(visible_html(after)) if after else ""
+        if self.kept_first:
+            kept_rows = [row for row in shown if row[3]]
+            boxes = draw(kept_rows) + newer + older + draw([r for r in shown if not r[3]])
+        else:
+            boxes = older + draw(shown) + newer
         kept = self.kept
         used = estimate_context_chars(kept) if kept is not None else 0
         share = min(100, round(100 * used / self.max_chars))
         bar = (
-            f'<div style="background:{colours.bar_track};width:300px;height:8px;'
+            f'<div style="background:{colours.bar_track};width:20em;max-width:100%;height:8px;'
             f'border-radius:4px"><div style="background:{colours.bar};width:{share}%;'
             f'height:8px;border-radius:4px"></div></div>'
         )
@@ -403,7 +414,8 @@ class RunView:
             f"<td style='{CELL}'>{_message_html(message)}</td>"
             f"<td style='{NUMBER_CELL}'>{estimate_context_chars([message])}</td>"
             + "".join(
-                f"<td style='text-align:center;color:{colour[self.mark(index, n)]}'>"
+                f"<td style='text-align:center;font-weight:700;font-size:1.2em;"
+                f"color:{colour[self.mark(index, n)]}'>"
                 f"{self.mark(index, n)}</td>"
                 for n in numbers
             )

@@ -1,0 +1,349 @@
+"""Notebook 95's 45-minute route, driven in JupyterLab as an instructor drives it.
+
+- `test_the_route_runs_stop_by_stop_from_a_fresh_kernel`: each stop in a fresh kernel, running
+  exactly the cells 95 names, in its order, with the projector switch on (the browser zoomed to
+  150 % on a 1280x720 projector: an 853x480 CSS-pixel window at 1.5 device pixels per pixel);
+  no error output, and the figures 95 quotes appear. Each stop's wall time goes to
+  `screenshots/route-timing.json` (measured, never asserted).
+- `test_layouts_fit_at_tablet_and_projector_sizes`: screenshots of 03-06 at 1280x720 and
+  768x1024; the RunStepper's disk listing and model input never overlap at 1024-1920 px; every
+  explorer fits the notebook's width with the file browser open at 768 px (00's stated minimum).
+- `test_slides_are_prose_only_and_stay_on_loopback`: 95 says slides are for prose; no slide
+  shows an explorer; RISE opens 05 with no English placeholder and no request off loopback.
+
+Copies of the notebooks run in a temp dir; the repository's notebooks never change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import FloatRect, Locator, Page, expect, sync_playwright
+
+from mini_agent.teaching.explorer_logic import scan_position_text
+from mini_agent.teaching.samples import chapter_picture
+from mini_agent.teaching.text import words
+from mini_agent.teaching.trace import scan_steps
+
+from .test_browser import CHROMIUM, CHROMIUM_FLAGS, ROOT, SCREENSHOTS, TOKEN, Lab, running_lab
+
+ROUTE = (
+    "00_guide.ipynb",
+    "03_corrupted_records.ipynb",
+    "04_context_units.ipynb",
+    "05_character_budget.ipynb",
+    "06_session_vs_context.ipynb",
+)
+BUDGET_ERROR = "context budget cannot contain the smallest consistent message unit"
+PROJECTOR = {"viewport": {"width": 853, "height": 480}, "device_scale_factor": 1.5}
+SETTINGS: dict[str, dict[str, object]] = {
+    # every cell in the page, so a cell found by its text is there to click
+    "notebook-extension/tracker": {"windowingMode": "none"},
+}
+
+
+def notebook(name: str) -> dict[str, object]:
+    loaded: dict[str, object] = json.loads((ROOT / "notebooks" / name).read_text("utf-8"))
+    return loaded
+
+
+def route_text() -> str:
+    cells = notebook("95_instructor.ipynb")["cells"]
+    assert isinstance(cells, list)
+    return "\n".join("".join(cell["source"]) for cell in cells)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    with running_lab(tmp_path_factory.mktemp("class"), ROUTE, SETTINGS, kernels_left=False) as lab:
+        yield lab
+
+
+def end_every_session(lab: Lab) -> None:
+    """Shut down every kernel, so the next stop starts from a fresh one."""
+    headers = {"Authorization": f"token {TOKEN}"}
+    with urllib.request.urlopen(
+        urllib.request.Request(f"{lab.url}/api/sessions", headers=headers), timeout=10
+    ) as answer:
+        sessions = json.load(answer)
+    for session in sessions:
+        request = urllib.request.Request(
+            f"{lab.url}/api/sessions/{session['id']}", method="DELETE", headers=headers
+        )
+        urllib.request.urlopen(request, timeout=20).close()
+
+
+@contextmanager
+def chromium(**context: object) -> Iterator[tuple[Page, list[str]]]:
+    """A fresh headless Chromium page, and the list of every URL it (or its frames) asked."""
+    assert CHROMIUM.exists(), "install Debian's Chromium: apt-get install -y chromium"
+    SCREENSHOTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(**context)  # type: ignore[arg-type]
+            requests: list[str] = []
+            page.on("request", lambda request: requests.append(request.url))
+            yield page, requests
+        finally:
+            browser.close()
+
+
+def open_notebook(page: Page, lab: Lab, name: str) -> None:
+    workspace = Path(name).stem.replace("_", "-")
+    page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={TOKEN}")
+    page.locator(".jp-Notebook").wait_for(timeout=60_000)
+    expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+
+
+class Stop:
+    """One stop of the route: cells run by their text, in a fresh kernel, counted."""
+
+    def __init__(self, page: Page) -> None:
+        self.page, self.runs = page, 0
+
+    def cell(self, text: str) -> Locator:
+        editor = self.page.locator(".jp-InputArea-editor", has_text=text)
+        cell = self.page.locator(".jp-CodeCell").filter(has=editor)
+        expect(cell).to_have_count(1)
+        return cell
+
+    def run(self, text: str) -> Locator:
+        """Run the one code cell whose code contains `text`; fail on any error output."""
+        cell = self.cell(text)
+        cell.locator(".jp-InputArea-editor").click()
+        self.page.keyboard.press("Control+Enter")
+        self.runs += 1  # a fresh kernel numbers its runs 1, 2, 3 …
+        prompt = cell.locator(".jp-InputPrompt")
+        expect(prompt).to_have_text(f"[{self.runs}]:", timeout=60_000)
+        expect(self.page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+        errors = cell.locator('[data-mime-type="application/vnd.jupyter.stderr"]')
+        expect(errors).to_have_count(0)
+        return cell
+
+
+def fits_width(cell: Locator) -> None:
+    """The cell's output is no wider than the notebook shows: nothing clipped off the right."""
+    output = cell.locator(".jp-OutputArea-output").last
+    overflow = output.evaluate("node => node.scrollWidth - node.clientWidth")
+    assert overflow <= 1, f"the output is {overflow} px wider than the notebook"
+
+
+def stop_1(stop: Stop) -> None:
+    stop.run("from mini_agent import (")
+    stop.run("workdir = tempfile.TemporaryDirectory()")
+    stop.run("messages = load_session(session_path)")
+    expect(stop.run("context = trim_context(messages, budget)")).to_contain_text(
+        "磁盘上 9 条消息，发给模型 5 条"
+    )
+    expect(stop.run("TrimView(messages, 60)")).to_contain_text(BUDGET_ERROR)
+
+
+def stop_2(stop: Stop) -> None:
+    stop.run("from mini_agent.teaching.explorers import SessionEditor")
+    editor = stop.run("editor = SessionEditor()")
+    text = editor.locator("textarea")
+    assert text.evaluate("node => getComputedStyle(node).whiteSpace") == "pre", "line 2 wraps"
+    lines = text.input_value().split("\n")
+    gutter = editor.locator(".mini-agent-gutter")
+    expect(gutter).to_contain_text("\n".join(str(n) for n in range(1, len(lines) + 1)))
+    # number n level with line n: the gutter's lines are as tall as the text's
+    tall = "n => parseFloat(getComputedStyle(n).lineHeight)"
+    assert gutter.locator("pre").evaluate(tall) == text.evaluate(tall)
+    assert lines[1].endswith("}")
+    text.fill("\n".join([lines[0], lines[1][:-1], *lines[2:]]))
+    expect(editor).to_contain_text("invalid session JSON at line 2")
+    fits_width(editor)
+
+
+def stop_3(stop: Stop) -> None:
+    stop.run("from mini_agent.teaching.explorers import UnitScanStepper")
+    stop.run("history = chapter_picture()")
+    stepper = stop.run("stepper = UnitScanStepper(history)")
+    next_ = stepper.get_by_role("button", name=words().next)
+    next_.click()
+    next_.click()
+    history = chapter_picture()
+    for line in scan_position_text(history, list(scan_steps(history)), 2).splitlines():
+        expect(stepper).to_contain_text(line)
+    fits_width(stepper)
+    # what the model is sent: the unit [assistant(a,b) | tool a], b's request without a result
+    missing_b = stop.run("missing_b = [")
+    expect(missing_b).to_contain_text("2 条消息，235 字符")
+    expect(missing_b.locator("tr", has_text="tool a")).to_have_count(1)
+    expect(missing_b.locator("tr", has_text="assistant(a,b)")).to_have_count(1)
+
+
+def stop_4(stop: Stop) -> None:
+    stop.run("from mini_agent.teaching.explorers import BudgetExplorer")
+    explorer = stop.run("explorer = BudgetExplorer()")
+    fits_width(explorer)
+    readout = explorer.locator(".widget-readout")
+    # the widgets follow the notebook's content font size, not JupyterLab's smaller UI size
+    prose = stop.page.locator(".jp-RenderedMarkdown").first
+    size = "n => getComputedStyle(n).fontSize"
+    assert readout.evaluate(size) == prose.evaluate(size) != "13px"
+    for budget, shown in (
+        (1422, "保留 10/10 个单元、15/15 条消息，用了 1422 字符"),
+        (400, "保留 1/10 个单元、1/15 条消息，用了 73 字符"),
+        (72, BUDGET_ERROR),
+    ):
+        readout.click()
+        stop.page.keyboard.press("Control+A")
+        stop.page.keyboard.type(str(budget))
+        stop.page.keyboard.press("Enter")
+        expect(explorer).to_contain_text(shown)
+        if budget == 400:  # the one kept unit in view under the slider, on the projector
+            explorer.locator(".widget-slider").evaluate("node => node.scrollIntoView()")
+            kept = explorer.get_by_text(words().unit_note(10, 73, words().kept))
+            expect(kept).to_be_in_viewport()
+            stop.page.screenshot(path=SCREENSHOTS / "route-05-budget-400-projector.png")
+
+
+def stop_5(stop: Stop) -> None:
+    stop.run("import inspect")
+    stop.run("demo.reset()")
+    stop.run("client = demo.client(FIRST_RUN)")
+    run_view = stop.run("demo.run(FIRST_RUN)")
+    expect(run_view).to_contain_text("○")
+    stop.run("second = demo.client(RESTART)")
+
+
+def stop_6(stop: Stop) -> None:
+    stop.run("import inspect")
+    broken = stop.run("demo.client(TOO_SMALL)  #")
+    expect(broken).to_contain_text("invalid session JSON at line 2")
+    expect(broken).to_contain_text("模型收到的请求数：0")
+    # after the corruption, the notebook's display cells still run
+    stop.run("demo.run(FIRST_RUN)")
+    stop.run("first_requests = demo.clients")
+    stop.run("stepper = RunStepper()")
+
+
+STOPS = (
+    ("1", "00_guide.ipynb", stop_1),
+    ("2", "03_corrupted_records.ipynb", stop_2),
+    ("3", "04_context_units.ipynb", stop_3),
+    ("4", "05_character_budget.ipynb", stop_4),
+    ("5", "06_session_vs_context.ipynb", stop_5),
+    ("6", "06_session_vs_context.ipynb", stop_6),
+)
+
+
+def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab) -> None:
+    route = route_text()
+    for phrase in ("磁盘上 9 条消息，发给模型 5 条", "[assistant(a,b) | tool a]", "73 字符"):
+        assert phrase in route  # the figures this test checks are the ones 95 quotes
+    timings: dict[str, dict[str, float]] = {}
+    for number, name, drive in STOPS:
+        end_every_session(lab)
+        with chromium(**PROJECTOR) as (page, _):
+            started = time.monotonic()
+            open_notebook(page, lab, name)
+            ready = time.monotonic()
+            drive(Stop(page))
+            timings[f"stop {number} ({name})"] = {
+                "page to kernel idle, s": round(ready - started, 1),
+                "the stop's cells, s": round(time.monotonic() - ready, 1),
+            }
+            page.screenshot(path=SCREENSHOTS / f"route-stop-{number}-projector.png")
+    SCREENSHOTS.joinpath("route-timing.json").write_text(json.dumps(timings, ensure_ascii=False))
+    folder = Path(lab.log).parent / "notebooks"
+    written = sorted(p.name for p in folder.iterdir() if p.name != ".ipynb_checkpoints")
+    assert written == sorted(ROUTE), "the route writes nothing beside the notebooks"
+
+
+def overlap(a: FloatRect | None, b: FloatRect | None) -> bool:
+    assert a is not None and b is not None
+    return not (
+        a["x"] + a["width"] <= b["x"]
+        or b["x"] + b["width"] <= a["x"]
+        or a["y"] + a["height"] <= b["y"]
+        or b["y"] + b["height"] <= a["y"]
+    )
+
+
+def run_all(page: Page) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-item", has=page.get_by_text("Run All Cells", exact=True)).click()
+    expect(page.locator(".jp-InputPrompt", has_text="[*]:")).to_have_count(0, timeout=90_000)
+    expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+
+
+EXPLORER_OF = {
+    "03_corrupted_records.ipynb": "editor = SessionEditor()",
+    "04_context_units.ipynb": "stepper = UnitScanStepper(history)",
+    "05_character_budget.ipynb": "explorer = BudgetExplorer()",
+    "06_session_vs_context.ipynb": "stepper = RunStepper()",
+}
+
+
+def test_layouts_fit_at_tablet_and_projector_sizes(lab: Lab) -> None:
+    end_every_session(lab)
+    for name, code in EXPLORER_OF.items():
+        with chromium(viewport={"width": 1280, "height": 720}) as (page, _):
+            open_notebook(page, lab, name)
+            run_all(page)
+            stop = Stop(page)
+            cell = stop.cell(code)
+            stem = name[:2]
+            for width, height in ((1280, 720), (768, 1024)):
+                page.set_viewport_size({"width": width, "height": height})
+                cell.locator(".jp-OutputArea-output").last.evaluate("n => n.scrollIntoView()")
+                page.screenshot(path=SCREENSHOTS / f"{stem}-{width}x{height}.png")
+            # 768 px with the file browser open: the explorer still fits (00's stated minimum)
+            if not page.locator(".jp-FileBrowser").is_visible():
+                page.keyboard.press("Control+Shift+F")
+            expect(page.locator(".jp-FileBrowser")).to_be_visible()
+            fits_width(cell)
+            if name.startswith("06"):
+                disk, sent = cell.locator(".mini-agent-disk"), cell.locator(".mini-agent-sent")
+                # Run All left it on the 2nd request (06's checked cell): a table on each side
+                for width in (1024, 1280, 1440, 1920):
+                    page.set_viewport_size({"width": width, "height": 900})
+                    expect(sent).to_contain_text(words().model_input)
+                    disk.evaluate("n => n.scrollIntoView()")
+                    assert not overlap(disk.bounding_box(), sent.bounding_box()), width
+                    style = disk.evaluate("n => getComputedStyle(n).overflowX")
+                    assert style in ("auto", "hidden", "scroll")  # its lines stay in its box
+                    page.screenshot(path=SCREENSHOTS / f"06-runstepper-{width}.png")
+        end_every_session(lab)
+    # Run All of 03-06 (03's Skill-directory cell included) wrote nothing beside the notebooks
+    folder = Path(lab.log).parent / "notebooks"
+    written = sorted(p.name for p in folder.iterdir() if p.name != ".ipynb_checkpoints")
+    assert written == sorted(ROUTE)
+
+
+def test_slides_are_prose_only_and_stay_on_loopback(lab: Lab) -> None:
+    route = route_text()
+    assert "幻灯片只放文字，演示都在笔记本里运行" in route
+    explorer = re.compile(r"\b(SessionEditor|UnitScanStepper|BudgetExplorer|RunStepper)\(")
+    for name in (*ROUTE, "95_instructor.ipynb"):
+        book = notebook(name)
+        assert book["metadata"]["rise"]["theme"] == "white", name  # type: ignore[index]
+        for cell in book["cells"]:  # type: ignore[attr-defined]
+            if cell["cell_type"] == "code" and explorer.search("".join(cell["source"])):
+                assert cell["metadata"]["slideshow"]["slide_type"] == "skip", name
+    end_every_session(lab)
+    with chromium(viewport={"width": 1280, "height": 720}) as (page, requests):
+        open_notebook(page, lab, "05_character_budget.ipynb")
+        page.locator(".jp-Notebook").click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("Alt+r")
+        frame = page.frame_locator("iframe").first
+        expect(frame.locator(".reveal .slides")).to_be_visible(timeout=60_000)
+        expect(frame.locator(".reveal")).to_contain_text("05")
+        expect(frame.get_by_text("Click to add a cell.")).not_to_be_visible()
+        page.screenshot(path=SCREENSHOTS / "rise-05-first-slide.png")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(1000)
+        page.screenshot(path=SCREENSHOTS / "rise-05-second-slide.png")
+    outside = [url for url in requests if not url.startswith(("http://127.0.0.1", "data:"))]
+    assert outside == [], outside
