@@ -11,5 +11,5 @@ the other way round.
   scenario, re-runnable; `demo`: the CLI's `demo` command; `watch`: a client that reads the
   session file at every request;
 - `text`: every word a reader sees (Chinese; English for the CLI); `style`: colours, scale
-  and the projector switch `set_display`.
+  and `set_display` (one kernel's views only; the class's projector switch is the browser's zoom).
 """
