@@ -146,7 +146,7 @@ def checked_line(message: Message) -> str:
         return line
     if not same_message(parse_session_message(parse(line)), message):
         raise ValueError(
-            f"refusing to append a {message.role} message that would not load back unchanged: "
+            f"refusing to append this {message.role} message: it would not load back unchanged: "
             "a tuple, a non-str key, a surrogate pair as two code points (see js_string)?"
         )
     return line

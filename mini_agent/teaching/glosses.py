@@ -57,7 +57,7 @@ WHOLE: tuple[tuple[str, str], ...] = (
     (re.escape(SMALLEST_UNIT_TOO_BIG), "预算连最新的那个一致单元都装不下"),
     (re.escape(EMPTY_CONTEXT), "预算下一个单元也没留下，上下文不能为空"),
     (
-        r"refusing to append a (\w+) message that would not load back unchanged",
+        r"refusing to append this (\w+) message: it would not load back unchanged",
         r"拒绝追加：这条 \1 消息写下去再读回来就不是原样了",
     ),
     (
