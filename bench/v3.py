@@ -2,7 +2,7 @@
 
 - loading: `load_session` against a bare `json.loads` loop over the same file, both with the
   cycle collector paused (`load_session` pauses it for its parse; the bare loop runs inside
-  `collector_paused`), and both with it running (`load_session` without its pause);
+  `cycle_collector_paused`), and both with it running (`load_session` without its pause);
 - appending: `append_session` against a bare open-append-close of `json.dumps`, one record per
   call;
 - trimming: `trim_context` against LangChain's `trim_messages` (100k messages, a 20k budget),
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_agent import Message, ToolMessage, append_session, load_session, to_record, trim_context
+from mini_agent.collector import cycle_collector_paused
 from mini_agent.durable import read_session_file
 from mini_agent.messages import record_line
 from mini_agent.session import parse_session_bytes
@@ -35,18 +35,6 @@ from .histories import random_history
 from .loading import tool_heavy_chinese_history
 from .rivals import langchain_trim, to_langchain
 from .timing import best_time
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cycle collector for the whole process (every thread feels it)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _load_without_pause(path: Path) -> list[Message]:
@@ -93,7 +81,9 @@ def loading(count: int) -> list[str]:
             del history
             size = path.stat().st_size / 1e6
             for setting in ("running", "paused"):
-                pause = collector_paused() if setting == "paused" else contextlib.nullcontext()
+                pause = (
+                    cycle_collector_paused() if setting == "paused" else contextlib.nullcontext()
+                )
                 load = load_session if setting == "paused" else _load_without_pause
                 with pause:
                     ours = _best(partial(load, path), 3)
