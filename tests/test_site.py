@@ -508,12 +508,28 @@ def test_the_package_appends_loads_trims_and_repairs_in_pyodide(
 # The first page's links, what persists, and `.jsonl` as text (a student's walk)
 
 WALK = ("00_guide.ipynb", "03_corrupted_records.ipynb", "05_character_budget.ipynb")
-KERNEL_WORKER = "comlink.worker"  # each Pyodide kernel is one such dedicated worker
 CORRUPTED = '{"role":"user","content":"读一下 a.txt"}\n{"role":"assistant","content":"我来读。"}\n{"role":"user","con\n'
 
 
+# Each Pyodide kernel is one dedicated worker of the page that started it; count those alive.
+COUNT_KERNELS = """(() => {
+  const Original = window.Worker;
+  window.__kernels = 0;
+  window.Worker = class extends Original {
+    constructor(url, options) {
+      super(url, options);
+      if (String(url).includes("comlink.worker")) {
+        window.__kernels += 1;
+        const terminate = this.terminate.bind(this);
+        this.terminate = () => { window.__kernels -= 1; terminate(); };
+      }
+    }
+  };
+})();"""
+
+
 def kernels(context: BrowserContext) -> int:
-    return sum(KERNEL_WORKER in worker.url for page in context.pages for worker in page.workers)
+    return sum(int(page.evaluate("() => window.__kernels ?? 0")) for page in context.pages)
 
 
 def repl(context: BrowserContext, base_url: str, code: str) -> str:
@@ -542,22 +558,27 @@ def test_a_student_walks_the_first_page_and_finds_what_the_guide_says_persists(
     )
     context = browser.context.browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[union-attr]
     context.on("request", browser.log.record)
+    context.add_init_script(COUNT_KERNELS)
     start = len(browser.log.urls)
     try:
         landing = context.new_page()
         landing.goto(f"{base_url}/")
         for name in WALK:  # one notebook per page: a link opens it in this tab, Back returns
             started = time.monotonic()
-            landing.locator(f'ol a[href$="?path={name}"]').click()
-            expect(
-                landing.locator(".jp-Notebook-ExecutionIndicator[data-status=idle]")
-            ).to_have_count(1, timeout=120_000)
+            href = landing.locator(f'ol a[href$="?path={name}"]').get_attribute("href")
+            landing.goto(f"{base_url}/{href}")  # as a click does (Playwright then sees its workers)
+            landing.wait_for_function("() => window.__kernels === 1", timeout=120_000)
+            # the notebook app's status flashes "Kernel Connecting", then fades out when ready
+            landing.wait_for_function(
+                """() => document.querySelector('.jp-NotebookKernelStatus')?.textContent === ''
+                    && document.querySelector('.jp-Notebook-ExecutionIndicator')
+                         ?.getAttribute('data-status') === 'idle'""",
+                timeout=120_000,
+            )
             browser.timings.single[name] = time.monotonic() - started
             expect(landing.locator(".jp-Notebook")).to_have_count(1)
-            assert kernels(context) == 1, (
-                f"{kernels(context)} kernels with {name} open"
-            )
-            landing.go_back()
+            assert kernels(context) == 1, f"{kernels(context)} kernels with {name} open"
+            landing.goto(f"{base_url}/")  # back to the first page: the notebook's page is gone
             expect(landing.get_by_role("link", name="从导读开始")).to_be_visible()
         assert kernels(context) == 0
         # what the guide says persists: a file written beside the notebooks survives a reload
@@ -585,7 +606,7 @@ def test_a_student_walks_the_first_page_and_finds_what_the_guide_says_persists(
                       "nb = json.loads(p.read_text()); nb['cells'][0]['source'] = ['# 我的']\n"
                       "p.write_text(json.dumps(nb)); print('MINE', json.loads(p.read_text())['cells'][0]['source'])\n"
                       "os.remove(p); print('SITE', json.loads(p.read_text())['cells'][0]['source'][0][:6])")  # fmt: skip
-        assert "MINE ['# 我的']" in shadow and "SITE # 00 导读" in shadow, shadow
+        assert "MINE ['# 我的']" in shadow and "SITE # 00 导" in shadow, shadow
         # the first page's reset clears what the browser keeps
         landing.on("dialog", lambda dialog: dialog.accept())
         landing.get_by_role("button", name="清空本站存在这个浏览器里的文件").click()
