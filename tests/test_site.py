@@ -43,6 +43,7 @@ from mini_agent import (
 from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
 from mini_agent.teaching.explorer_logic import scan_position_text
+from mini_agent.teaching.explorers import SessionEditor
 from mini_agent.teaching.samples import chapter_picture
 from mini_agent.teaching.trace import scan_steps
 
@@ -75,6 +76,7 @@ PHRASES = re.compile(
         ]
     )
 )
+EDITOR_NOTEBOOK = "03_corrupted_records.ipynb"  # SessionEditor() shown, then a cell edits another
 BUDGET_NOTEBOOK = "05_character_budget.ipynb"  # BudgetExplorer() over sample_session()
 STEPPER_NOTEBOOK = "04_context_units.ipynb"  # UnitScanStepper(history), history = chapter_picture()
 NOTEBOOKS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
@@ -348,7 +350,15 @@ def press_unit_stepper(page: Page) -> None:
     explorer.screenshot(path=SCREENSHOTS / "site-04-stepper.png")
 
 
+def editor_keeps_its_sample(page: Page) -> None:
+    """03's SessionEditor still holds its sample after Run All (a later cell edits its own)."""
+    editor = page.locator(f"{CURRENT} .jp-OutputArea-output textarea").first
+    expect(editor).to_have_value(SessionEditor().text.value)
+    assert len(editor.input_value().splitlines()) == 15
+
+
 INTERACTIONS: dict[str, Callable[[Page], None]] = {
+    EDITOR_NOTEBOOK: editor_keeps_its_sample,
     BUDGET_NOTEBOOK: move_budget_slider,
     STEPPER_NOTEBOOK: press_unit_stepper,
 }
@@ -503,6 +513,21 @@ def test_the_package_appends_loads_trims_and_repairs_in_pyodide(
         assert foreign(browser.log.since(start)) == []
     finally:
         page.close()
+
+
+def test_desktop_jupyterlab_opens_jsonl_as_text_with_the_kits_settings(tmp_path: Path) -> None:
+    """`jupyter lab --LabApp.app_settings_dir=jupyter` reads jupyter/overrides.json: the text
+    editor becomes the default viewer for `.jsonl`, as in the site (whose build checks it)."""
+    from jupyterlab.commands import get_app_dir  # type: ignore[import-untyped]
+    from jupyterlab_server.settings_utils import get_settings
+
+    plugin = "@jupyterlab/docmanager-extension:plugin"
+    schemas = str(Path(get_app_dir()) / "schemas")
+    kit, _ = get_settings(str(ROOT / "jupyter"), schemas, str(tmp_path), schema_name=plugin)
+    plain, _ = get_settings(str(tmp_path), schemas, str(tmp_path), schema_name=plugin)
+    viewers = kit["schema"]["properties"]["defaultViewers"]["default"]
+    assert viewers["jsonl"] == "Editor"
+    assert plain["schema"]["properties"]["defaultViewers"]["default"].get("jsonl") != "Editor"
 
 
 # The first page's links, what persists, and `.jsonl` as text (a student's walk)
