@@ -336,14 +336,15 @@ def foreign_hosts(out: Path) -> dict[str, set[str]]:
 
 # the landing page's links open this app; jupyter_lite_config.json builds it
 NOTEBOOK_APP = "notebooks/index.html"
+TEXT_APP = "edit/index.html"  # a page of text, one document, no kernel
 
 
 def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None:
     """The site's first page: the notebooks in order, in Chinese, and what is not here.
 
     A notebook opens in the single-document interface (`notebooks/`): one page, one notebook,
-    one kernel, and nothing restored from earlier visits; `lab/` is linked once for the file
-    browser and tabs."""
+    one kernel, and nothing restored from earlier visits; `lab/` is linked (in index.html) with
+    `?reset`, so it opens without the tabs, and their kernels, of an earlier visit."""
     items = [
         f'<li><a href="{NOTEBOOK_APP}?path={html.escape(nb.name)}">'
         f"{html.escape(notebook_title(nb))}</a> <code>{html.escape(nb.name)}</code></li>"
@@ -356,7 +357,7 @@ def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None
         for name, modules in sorted(left_out.items())
     ]
     pages = [
-        f'<li><a href="lab/index.html?path={html.escape(md.name)}">{html.escape(md.name)}</a></li>'
+        f'<li><a href="{TEXT_APP}?path={html.escape(md.name)}">{html.escape(md.name)}</a></li>'
         for md in sorted(files.glob("*.md"))
         if md.name != "README.md"
     ]

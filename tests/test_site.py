@@ -613,8 +613,9 @@ def test_a_student_walks_the_first_page_and_finds_what_the_guide_says_persists(
                        "folder = tempfile.mkdtemp(); pathlib.Path(folder, 's.jsonl').write_text('x')\n"
                        "print('TMP', folder)")  # fmt: skip
         folder = re.search(r"TMP (\S+)", written).group(1)  # type: ignore[union-attr]
+        full = landing.get_by_role("link", name="完整界面").first.get_attribute("href")
         lab = context.new_page()
-        lab.goto(f"{base_url}/lab/index.html")
+        lab.goto(f"{base_url}/{full}")  # the full interface, without an earlier visit's tabs
         item = lab.locator(".jp-DirListing-itemText", has_text="broken.jsonl")
         lab.reload()
         item.dblclick()
