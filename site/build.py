@@ -33,6 +33,8 @@ HERE = ROOT / "site"
 VENV = ROOT / ".site-venv"
 CACHE = ROOT / ".site-cache"
 CONFIG = json.loads((HERE / "site.json").read_text(encoding="utf-8"))
+# JupyterLab settings the kit shares with desktop JupyterLab (`.jsonl` opens as text): one file
+OVERRIDES = ROOT / "jupyter" / "overrides.json"
 STAMP = "built-inputs.sha256"  # in CACHE: the digest of the inputs the site in --out was built from
 PYODIDE_CORE = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"]
 URL = re.compile(r"\bhttps?://([A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])")
@@ -64,7 +66,8 @@ def input_files() -> list[Path]:
     package = [p for p in (ROOT / "mini_agent").rglob("*") if p.suffix in {".py", ".typed"}]
     notebooks = [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks").glob("*.md")]
     config = [p for p in HERE.iterdir() if p.is_file()]
-    return sorted({*package, *notebooks, *config, ROOT / "pyproject.toml", ROOT / "README.md"})
+    shared = [ROOT / "pyproject.toml", ROOT / "README.md", OVERRIDES]
+    return sorted({*package, *notebooks, *config, *shared})
 
 
 def inputs_digest() -> str:
@@ -226,7 +229,31 @@ def choose_notebooks(files: Path) -> dict[str, list[str]]:
             shutil.copy(notebook, files / notebook.name)
     for page in (ROOT / "notebooks").glob("*.md"):  # e.g. the cheat sheet the notebooks link to
         shutil.copy(page, files / page.name)
+    for notebook in files.glob("*.ipynb"):
+        unlink_left_out(notebook, set(left_out))
     return left_out
+
+
+def unlink_left_out(notebook: Path, left_out: set[str]) -> None:
+    """In the site's copy, a Markdown link to a notebook the site lacks becomes its plain text:
+    a link that opens nothing is worse than none (the first page says why it is absent)."""
+    if not left_out:
+        return
+    names = "|".join(re.escape(name) for name in sorted(left_out))
+    link = re.compile(r"\[([^\]]*)\]\((?:\./)?(?:" + names + r")(?:#[^)]*)?\)")
+    content = json.loads(notebook.read_text(encoding="utf-8"))
+    changed = False
+    for cell in content["cells"]:
+        if cell["cell_type"] == "markdown":
+            text = "".join(cell["source"])
+            new = link.sub(r"\1", text)
+            if new != text:
+                cell["source"], changed = new.splitlines(keepends=True), True
+    if changed:
+        notebook.write_text(json.dumps(content, ensure_ascii=False, indent=1) + "\n", "utf-8")
+    still = [name for name in left_out if f"]({name}" in notebook.read_text(encoding="utf-8")]
+    if still:
+        sys.exit(f"[site] {notebook.name} still links {still}, which the site lacks")
 
 
 # After JupyterLite's build: checks and the landing page.
@@ -256,6 +283,16 @@ def check_lock(out: Path, files: Path) -> list[str]:
     if problems:
         sys.exit("[site] the lock does not hold what the site needs:\n  " + "\n  ".join(problems))
     return sorted(provided)
+
+
+def check_settings(out: Path) -> None:
+    """The shared JupyterLab settings reached the site's runtime configuration."""
+    config = json.loads((out / "jupyter-lite.json").read_text(encoding="utf-8"))
+    found = config["jupyter-config-data"].get("settingsOverrides", {})
+    wanted = json.loads(OVERRIDES.read_text(encoding="utf-8"))
+    missing = [plugin for plugin, values in wanted.items() if found.get(plugin) != values]
+    if missing:
+        sys.exit(f"[site] {OVERRIDES.name} did not reach jupyter-lite.json: {missing}")
 
 
 def own_copy_of_cdn_defaults(out: Path, version: str) -> list[str]:
@@ -297,10 +334,19 @@ def foreign_hosts(out: Path) -> dict[str, set[str]]:
     return foreign
 
 
+# the landing page's links open this app; jupyter_lite_config.json builds it
+NOTEBOOK_APP = "notebooks/index.html"
+TEXT_APP = "edit/index.html"  # a page of text, one document, no kernel
+
+
 def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None:
-    """The site's first page: the notebooks in order, in Chinese, and what is not here."""
+    """The site's first page: the notebooks in order, in Chinese, and what is not here.
+
+    A notebook opens in the single-document interface (`notebooks/`): one page, one notebook,
+    one kernel, and nothing restored from earlier visits; `lab/` is linked (in index.html) with
+    `?reset`, so it opens without the tabs, and their kernels, of an earlier visit."""
     items = [
-        f'<li><a href="lab/index.html?path={html.escape(nb.name)}">'
+        f'<li><a href="{NOTEBOOK_APP}?path={html.escape(nb.name)}">'
         f"{html.escape(notebook_title(nb))}</a> <code>{html.escape(nb.name)}</code></li>"
         for nb in sorted(files.glob("*.ipynb"))
     ]
@@ -311,7 +357,7 @@ def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None
         for name, modules in sorted(left_out.items())
     ]
     pages = [
-        f'<li><a href="lab/index.html?path={html.escape(md.name)}">{html.escape(md.name)}</a></li>'
+        f'<li><a href="{TEXT_APP}?path={html.escape(md.name)}">{html.escape(md.name)}</a></li>'
         for md in sorted(files.glob("*.md"))
         if md.name != "README.md"
     ]
@@ -347,10 +393,12 @@ def build(out: Path) -> None:
     left_out = choose_notebooks(stage / "files")
     for name in ("jupyter-lite.json", "jupyter_lite_config.json", "browser-requirements.txt"):
         shutil.copy(HERE / name, stage / name)
+    shutil.copy(OVERRIDES, stage / "overrides.json")  # jupyter_lite_config.json names it
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     run(VENV / "bin" / "jupyter", "lite", "build", "--output-dir", partial, env=env, cwd=stage)
     modules = check_lock(partial, stage / "files")
+    check_settings(partial)
     rewritten = own_copy_of_cdn_defaults(partial, version)
     landing_page(partial, stage / "files", left_out)
     foreign = foreign_hosts(partial)

@@ -43,6 +43,7 @@ from mini_agent import (
 from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
 from mini_agent.teaching.explorer_logic import scan_position_text
+from mini_agent.teaching.explorers import SessionEditor
 from mini_agent.teaching.samples import chapter_picture
 from mini_agent.teaching.trace import scan_steps
 
@@ -75,6 +76,7 @@ PHRASES = re.compile(
         ]
     )
 )
+EDITOR_NOTEBOOK = "03_corrupted_records.ipynb"  # SessionEditor() shown, then a cell edits another
 BUDGET_NOTEBOOK = "05_character_budget.ipynb"  # BudgetExplorer() over sample_session()
 STEPPER_NOTEBOOK = "04_context_units.ipynb"  # UnitScanStepper(history), history = chapter_picture()
 NOTEBOOKS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
@@ -143,6 +145,7 @@ class RequestLog:
 class Timings:
     kernel_ready: dict[str, float] = field(default_factory=dict)
     run_all: dict[str, float] = field(default_factory=dict)
+    single: dict[str, float] = field(default_factory=dict)  # landing link → kernel idle
 
 
 @dataclass
@@ -183,6 +186,8 @@ def report(config: pytest.Config, log: RequestLog, timings: Timings) -> None:
         run_all = timings.run_all.get(name)
         shown = f"{run_all:5.1f} s" if run_all is not None else "  -  "
         lines.append(f"  {name:36} kernel ready {seconds:5.1f} s   Run All {shown}")
+    for name, seconds in timings.single.items():
+        lines.append(f"  landing link → {name:28} kernel ready {seconds:5.1f} s")
     lines.append(f"  requests: {len(log.urls)}, to a host other than {LOOPBACK}: "
                  f"{len(foreign(log.urls))}")  # fmt: skip
     capture = config.pluginmanager.getplugin("capturemanager")
@@ -225,10 +230,9 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(browser: Browser, base_url: str) -> Iterator[Lab]:
-    """JupyterLite's lab, reached as a reader does: the first page's start button (00_guide)."""
+    """JupyterLite's lab with 00_guide open, every notebook then opened from its file browser."""
     started = time.monotonic()
-    page, start = open_page(browser, f"{base_url}/")
-    page.get_by_role("link", name="从导读开始").click()
+    page, start = open_page(browser, f"{base_url}/lab/index.html?path=00_guide.ipynb")
     wait_for_new_kernel(page)
     browser.timings.kernel_ready["00_guide.ipynb"] = time.monotonic() - started
     try:
@@ -346,7 +350,15 @@ def press_unit_stepper(page: Page) -> None:
     explorer.screenshot(path=SCREENSHOTS / "site-04-stepper.png")
 
 
+def editor_keeps_its_sample(page: Page) -> None:
+    """03's SessionEditor still holds its sample after Run All (a later cell edits its own)."""
+    editor = page.locator(f"{CURRENT} .jp-OutputArea-output textarea").first
+    expect(editor).to_have_value(SessionEditor().text.value)
+    assert len(editor.input_value().splitlines()) == 15
+
+
 INTERACTIONS: dict[str, Callable[[Page], None]] = {
+    EDITOR_NOTEBOOK: editor_keeps_its_sample,
     BUDGET_NOTEBOOK: move_budget_slider,
     STEPPER_NOTEBOOK: press_unit_stepper,
 }
@@ -501,3 +513,137 @@ def test_the_package_appends_loads_trims_and_repairs_in_pyodide(
         assert foreign(browser.log.since(start)) == []
     finally:
         page.close()
+
+
+def test_desktop_jupyterlab_opens_jsonl_as_text_with_the_kits_settings(tmp_path: Path) -> None:
+    """`jupyter lab --LabApp.app_settings_dir=jupyter` reads jupyter/overrides.json: the text
+    editor becomes the default viewer for `.jsonl`, as in the site (whose build checks it)."""
+    from jupyterlab.commands import get_app_dir  # type: ignore[import-untyped]
+    from jupyterlab_server.settings_utils import get_settings
+
+    plugin = "@jupyterlab/docmanager-extension:plugin"
+    schemas = str(Path(get_app_dir()) / "schemas")
+    kit, _ = get_settings(str(ROOT / "jupyter"), schemas, str(tmp_path), schema_name=plugin)
+    plain, _ = get_settings(str(tmp_path), schemas, str(tmp_path), schema_name=plugin)
+    viewers = kit["schema"]["properties"]["defaultViewers"]["default"]
+    assert viewers["jsonl"] == "Editor"
+    assert plain["schema"]["properties"]["defaultViewers"]["default"].get("jsonl") != "Editor"
+
+
+# The first page's links, what persists, and `.jsonl` as text (a student's walk)
+
+WALK = ("00_guide.ipynb", "03_corrupted_records.ipynb", "05_character_budget.ipynb")
+CORRUPTED = '{"role":"user","content":"读一下 a.txt"}\n{"role":"assistant","content":"我来读。"}\n{"role":"user","con\n'
+
+
+# Each Pyodide kernel is one dedicated worker of the page that started it; count those alive.
+COUNT_KERNELS = """(() => {
+  const Original = window.Worker;
+  window.__kernels = 0;
+  window.Worker = class extends Original {
+    constructor(url, options) {
+      super(url, options);
+      if (String(url).includes("comlink.worker")) {
+        window.__kernels += 1;
+        const terminate = this.terminate.bind(this);
+        this.terminate = () => { window.__kernels -= 1; terminate(); };
+      }
+    }
+  };
+})();"""
+
+
+def kernels(context: BrowserContext) -> int:
+    return sum(int(page.evaluate("() => window.__kernels ?? 0")) for page in context.pages)
+
+
+def repl(context: BrowserContext, base_url: str, code: str) -> str:
+    """Run `code` in a fresh REPL page of the site (cwd /drive) and return what it printed."""
+    query = urllib.parse.urlencode({"kernel": "python", "code": code + "\nprint('DONE')"})
+    page = context.new_page()
+    try:
+        page.goto(f"{base_url}/repl/index.html?{query}")
+        expect(page.locator(".jp-OutputArea-output", has_text="DONE")).to_have_count(
+            1, timeout=120_000
+        )
+        return "\n".join(page.locator(".jp-OutputArea-output").all_text_contents())
+    finally:
+        page.close()
+
+
+def test_a_student_walks_the_first_page_and_finds_what_the_guide_says_persists(
+    site: Path, browser: Browser, base_url: str
+) -> None:
+    guide = "".join(
+        json.loads((site / "files" / "00_guide.ipynb").read_text("utf-8"))["cells"][2]["source"]
+    )
+    assert "关掉浏览器再打开都还在" in guide and "/drive" in guide and "tempfile" in guide
+    assert "08_performance_and_tokens.ipynb" not in (site / "files" / "00_guide.ipynb").read_text(
+        "utf-8"
+    )
+    context = browser.context.browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[union-attr]
+    context.on("request", browser.log.record)
+    context.add_init_script(COUNT_KERNELS)
+    start = len(browser.log.urls)
+    try:
+        landing = context.new_page()
+        landing.goto(f"{base_url}/")
+        for name in WALK:  # one notebook per page: a link opens it in this tab, Back returns
+            started = time.monotonic()
+            href = landing.locator(f'ol a[href$="?path={name}"]').get_attribute("href")
+            landing.goto(f"{base_url}/{href}")  # as a click does (Playwright then sees its workers)
+            landing.wait_for_function("() => window.__kernels === 1", timeout=120_000)
+            # the notebook app's status flashes "Kernel Connecting", then fades out when ready
+            landing.wait_for_function(
+                """() => document.querySelector('.jp-NotebookKernelStatus')?.textContent === ''
+                    && document.querySelector('.jp-Notebook-ExecutionIndicator')
+                         ?.getAttribute('data-status') === 'idle'""",
+                timeout=120_000,
+            )
+            browser.timings.single[name] = time.monotonic() - started
+            expect(landing.locator(".jp-Notebook")).to_have_count(1)
+            assert kernels(context) == 1, f"{kernels(context)} kernels with {name} open"
+            landing.goto(f"{base_url}/")  # back to the first page: the notebook's page is gone
+            expect(landing.get_by_role("link", name="从导读开始")).to_be_visible()
+        assert kernels(context) == 0
+        # what the guide says persists: a file written beside the notebooks survives a reload
+        # (a new page and kernel); one in a tempfile folder lives only in its kernel
+        written = repl(context, base_url, "import pathlib, tempfile\n"
+                       f"pathlib.Path('broken.jsonl').write_text({CORRUPTED!r}, encoding='utf-8')\n"
+                       "folder = tempfile.mkdtemp(); pathlib.Path(folder, 's.jsonl').write_text('x')\n"
+                       "print('TMP', folder)")  # fmt: skip
+        folder = re.search(r"TMP (\S+)", written).group(1)  # type: ignore[union-attr]
+        full = landing.get_by_role("link", name="完整界面").first.get_attribute("href")
+        lab = context.new_page()
+        lab.goto(f"{base_url}/{full}")  # the full interface, without an earlier visit's tabs
+        item = lab.locator(".jp-DirListing-itemText", has_text="broken.jsonl")
+        lab.reload()
+        item.dblclick()
+        editor = lab.locator(".jp-FileEditor")
+        expect(editor).to_contain_text('{"role":"user","con', timeout=30_000)
+        expect(lab.locator(".jp-Dialog")).to_have_count(0)
+        lab.screenshot(path=SCREENSHOTS / "site-jsonl-as-text.png")
+        lab.close()
+        after = repl(context, base_url, "import os\n"
+                     f"print('KEPT', os.path.exists('broken.jsonl'), os.path.exists({folder!r}))")  # fmt: skip
+        assert "KEPT True False" in after
+        # a saved copy hides the site's notebook; deleting it brings the site's back
+        shadow = repl(context, base_url, "import json, os, pathlib\np = pathlib.Path('00_guide.ipynb')\n"
+                      "nb = json.loads(p.read_text()); nb['cells'][0]['source'] = ['# 我的']\n"
+                      "p.write_text(json.dumps(nb)); print('MINE', json.loads(p.read_text())['cells'][0]['source'])\n"
+                      "os.remove(p); print('SITE', json.loads(p.read_text())['cells'][0]['source'][0][:6])")  # fmt: skip
+        assert "MINE ['# 我的']" in shadow and "SITE # 00 导" in shadow, shadow
+        # the first page's reset clears what the browser keeps
+        landing.on("dialog", lambda dialog: dialog.accept())
+        landing.get_by_role("button", name="清空本站存在这个浏览器里的文件").click()
+        expect(landing.locator("#reset-status")).to_contain_text("已清空")
+        cleared = repl(
+            context,
+            base_url,
+            "import os\nprint('GONE', os.path.exists('broken.jsonl'), os.path.exists('00_guide.ipynb'))",
+        )
+        assert "GONE False True" in cleared
+        landing.close()
+    finally:
+        context.close()
+    assert foreign(browser.log.since(start)) == []
