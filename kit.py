@@ -260,10 +260,23 @@ def ensure_pyodide() -> None:
 # --- commands -------------------------------------------------------------------------------
 
 
+def lab_options() -> list[str]:
+    """The kit's JupyterLab settings: `jupyter/overrides.json` opens `.jsonl` in the text editor,
+    so a damaged line is met through the chapter's loader, never the JSON viewer's dialog."""
+    return [f"--LabApp.app_settings_dir={ROOT / 'jupyter'}"]
+
+
 def lab(args: argparse.Namespace) -> int:
     extras = READER_EXTRAS + (BENCH_EXTRAS if args.bench else ())
     python = ensure_env(READER_ENV, extras)
-    command = [str(python), "-m", "jupyterlab", "--notebook-dir=notebooks", *args.rest]
+    command = [
+        str(python),
+        "-m",
+        "jupyterlab",
+        "--notebook-dir=notebooks",
+        *lab_options(),
+        *args.rest,
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
     say("opening JupyterLab on notebooks/ (Ctrl-C stops it)")

@@ -530,6 +530,12 @@ def test_desktop_jupyterlab_opens_jsonl_as_text_with_the_kits_settings(tmp_path:
     assert plain["schema"]["properties"]["defaultViewers"]["default"].get("jsonl") != "Editor"
 
 
+def test_the_kits_lab_command_passes_that_settings_folder() -> None:
+    import kit
+
+    assert f"--LabApp.app_settings_dir={ROOT / 'jupyter'}" in kit.lab_options()
+
+
 # The first page's links, what persists, and `.jsonl` as text (a student's walk)
 
 WALK = ("00_guide.ipynb", "03_corrupted_records.ipynb", "05_character_budget.ipynb")
