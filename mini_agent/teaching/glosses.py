@@ -77,11 +77,11 @@ WHOLE: tuple[tuple[str, str], ...] = (
     # literal does not), so a parser that skips a check meets one of these
     (
         r"(\w+)\.(\w+) must be a str, not (\w+)",
-        r"构造 \1 时，\2 必须是字符串，这里是 \3（本包的消息构造函数会检查类型）",
+        r"构造 \1 时，\2 必须是字符串，这里是 \3；本包的消息构造函数会检查类型",
     ),
     (
         r"(\w+)\.(\w+) must be a bool, not (\w+)",
-        r"构造 \1 时，\2 必须是布尔值，这里是 \3（本包的消息构造函数会检查类型）",
+        r"构造 \1 时，\2 必须是布尔值，这里是 \3；本包的消息构造函数会检查类型",
     ),
     (
         r"AssistantMessage\.tool_calls must be a sequence of ToolCall, not (\w+)",
