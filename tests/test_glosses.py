@@ -109,8 +109,8 @@ def test_the_message_constructors_type_errors_are_glossed() -> None:
     from mini_agent import ToolCall, ToolMessage
 
     for make, meaning in [
-        (lambda: ToolMessage("a", "x", 0), "is_error 必须是布尔值，这里是 int"),
-        (lambda: ToolCall(1, "read", {}), "id 必须是字符串，这里是 int"),
+        (lambda: ToolMessage("a", "x", 0), "is_error 必须是布尔值，这里是 int"),  # type: ignore[arg-type]
+        (lambda: ToolCall(1, "read", {}), "id 必须是字符串，这里是 int"),  # type: ignore[arg-type]
     ]:
         shown = show_error(make, TypeError)
         assert shown.gloss is not None and meaning in shown.gloss
