@@ -102,3 +102,13 @@ def test_calls_is_a_type_guard_that_checks_every_item() -> None:
     assert not chapter_session.calls([{"id": "a", "name": "b", "input": 1}, {"id": "a"}])
     assert not chapter_session.calls([None])
     assert not chapter_session.calls({"id": "a", "name": "b", "input": 1})
+
+
+def test_run_agent_record_pushes_before_it_appends(tmp_path: Path) -> None:
+    # the chapter's order: a refused write leaves memory one message ahead of the disk
+    messages: list[Message] = []
+    with pytest.raises(OSError):
+        chapter_session.run_agent_record(messages, tmp_path, UserMessage("x"))
+    assert messages == [UserMessage("x")]
+    chapter_session.run_agent_record(messages, None, UserMessage("y"))
+    assert messages == [UserMessage("x"), UserMessage("y")]

@@ -253,6 +253,7 @@ def test_a_parser_that_raises_on_bad_data_fails_and_says_so() -> None:
     details = [result.detail for result in report.results if not result.passed]
     assert details[0] == (
         "应当返回 None，但实际抛出了 TypeError: list indices must be integers or slices, not str"
+        "（释义：用字符串给数组取下标：没有先确认它是对象）"
     )
     assert any("KeyError: 'role'" in detail for detail in details)
 
@@ -462,7 +463,7 @@ def test_a_wrong_line_number_names_both_right_answers() -> None:
     assert details["空行之后的坏行：物理行 4，或照本章数非空行：第 2 行"] == (
         "应当抛出以 'invalid session JSON at line 4' 开头的错误，"
         "或照本章抛出以 'invalid session JSON at line 2' 开头的错误，"
-        "但实际抛出了 ValueError: invalid session JSON at line 3"
+        "但实际抛出了 ValueError: invalid session JSON at line 3（释义：第 3 行不是合法的 JSON）"
     )
 
 

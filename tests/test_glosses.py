@@ -102,3 +102,37 @@ def test_a_torn_last_line_refusal_glosses_both_halves() -> None:
 )
 def test_the_appendix_errors_are_glossed_too(text: str, meaning: str) -> None:
     assert gloss_text(text) == meaning
+
+
+def test_the_message_constructors_type_errors_are_glossed() -> None:
+    # a reader's match-statement parser that skips a check meets these in 01's exercise
+    from mini_agent import ToolCall, ToolMessage
+
+    for make, meaning in [
+        (lambda: ToolMessage("a", "x", 0), "is_error 必须是布尔值，这里是 int"),  # type: ignore[arg-type]
+        (lambda: ToolCall(1, "read", {}), "id 必须是字符串，这里是 int"),  # type: ignore[arg-type]
+    ]:
+        shown = show_error(make, TypeError)
+        assert shown.gloss is not None and meaning in shown.gloss
+
+
+def test_an_exercise_report_glosses_the_errors_it_quotes() -> None:
+    from mini_agent import ToolMessage
+    from mini_agent.teaching.exercises import check_parse_session_message
+
+    def careless(value: object) -> object:
+        assert isinstance(value, dict)
+        return ToolMessage(value["toolCallId"], value["content"], value["isError"])
+
+    report = repr(check_parse_session_message(careless))
+    assert "ToolMessage.is_error must be a bool, not int（释义：构造 ToolMessage 时" in report
+
+
+def test_a_torn_last_line_gloss_says_repair_can_cut_it() -> None:
+    said = gloss_text("refusing to append after an incomplete last line (repair can cut it)")
+    assert said == "拒绝追加：文件的最后一行写到一半，可以用 repair 剪掉这一行"
+
+
+def test_unparsable_streamed_tool_arguments_are_glossed() -> None:
+    said = gloss_text("invalid JSON arguments for tool read: Expecting ',' delimiter at column 17")
+    assert said == "模型给工具 read 的参数拼起来不是合法的 JSON：第 17 列少了一个逗号"

@@ -103,3 +103,12 @@ def append_session(path: str | Path, message: Message) -> None:
     # appendFile(path, `${JSON.stringify(message)}\n`, "utf8")：一条消息一行，追加到末尾
     with open(path, "a", encoding="utf-8", newline="") as file:
         file.write(f"{json_stringify(message)}\n")
+
+
+def run_agent_record(
+    messages: list[Message], session_path: str | Path | None, message: Message
+) -> None:
+    # runAgent 里的 record(message)，它读写的状态作为参数传进来（不是 session.ts 里收窄用的 record）
+    messages.append(message)  # messages.push：先进内存态
+    if session_path is not None:  # sessionPath 存在时
+        append_session(session_path, message)  # 再 appendSession：写进磁盘态

@@ -60,6 +60,7 @@ from ..session import (
 from ..visible import visible_html, visible_line, visible_text
 from . import chapter_session, demo06
 from .buggy import Record
+from .glosses import gloss_text
 from .samples import chapter_picture
 from .style import page, palette
 from .text import FAIL, PASS, request_line, words
@@ -150,7 +151,10 @@ def shown(value: Any) -> str:
 
 def _shown_value(outcome: Outcome) -> str:
     kind, value = outcome
-    return str(value) if kind == "error" else shown(value)
+    if kind != "error":
+        return shown(value)
+    meaning = gloss_text(str(value).partition(": ")[2])
+    return str(value) if meaning is None else f"{value}（释义：{meaning}）"
 
 
 def _should(outcome: Outcome) -> str:

@@ -55,20 +55,42 @@ PHRASES: tuple[tuple[str, str], ...] = (
 
 WHOLE: tuple[tuple[str, str], ...] = (
     (re.escape(SMALLEST_UNIT_TOO_BIG), "预算连最新的那个一致单元都装不下"),
-    (re.escape(EMPTY_CONTEXT), "预算下一个单元也没留下，上下文不能为空"),
+    (re.escape(EMPTY_CONTEXT), "裁剪后一个单元也没有（历史为空），上下文不能为空"),
     (
         r"refusing to append this (\w+) message: it would not load back unchanged",
         r"拒绝追加：这条 \1 消息写下去再读回来就不是原样了",
     ),
     (
         r".*refusing to append after an incomplete last line.*",
-        "拒绝追加：文件的最后一行写到一半（见附录 07a 的 newline-guard 一节）",
+        "拒绝追加：文件的最后一行写到一半，可以用 repair 剪掉这一行",
     ),
     (
         r".*refusing to append after an invalid last line.*",
         "拒绝追加：文件的最后一行不是合法的记录",
     ),
     (r"'NoneType' object is not subscriptable", "对 None 取下标：没有先确认它是对象"),
+    (
+        r"list indices must be integers or slices, not str",
+        "用字符串给数组取下标：没有先确认它是对象",
+    ),
+    # the package's message constructors check their fields' types (a TypeScript object
+    # literal does not), so a parser that skips a check meets one of these
+    (
+        r"(\w+)\.(\w+) must be a str, not (\w+)",
+        r"构造 \1 时，\2 必须是字符串，这里是 \3；本包的消息构造函数会检查类型",
+    ),
+    (
+        r"(\w+)\.(\w+) must be a bool, not (\w+)",
+        r"构造 \1 时，\2 必须是布尔值，这里是 \3；本包的消息构造函数会检查类型",
+    ),
+    (
+        r"AssistantMessage\.tool_calls must be a sequence of ToolCall, not (\w+)",
+        r"构造 AssistantMessage 时，tool_calls 必须是 ToolCall 的序列，这里是 \1",
+    ),
+    (
+        r"AssistantMessage\.tool_calls\[(\d+)\] must be a ToolCall, not (\w+).*",
+        r"构造 AssistantMessage 时，tool_calls 的第 \1 项（从 0 数起）必须是 ToolCall，这里是 \2",
+    ),
     (r"Is a directory", "这个路径是目录，不是文件"),
     (r"Permission denied", "没有读（或写）这个文件的权限"),
     (r"No such file or directory", "文件不存在"),
@@ -107,6 +129,10 @@ _PHRASED = re.compile(
 )
 
 
+# a streamed tool call whose pieces of `arguments` do not join into JSON (live client)
+_ARGUMENTS = re.compile(r"invalid JSON arguments for tool (\S+): (.*)", re.S)
+
+
 def _first(table: tuple[tuple[str, str], ...], text: str) -> str | None:
     for pattern, meaning in table:
         match = re.fullmatch(pattern, text, re.S)
@@ -117,6 +143,12 @@ def _first(table: tuple[tuple[str, str], ...], text: str) -> str | None:
 
 def gloss_text(text: str) -> str | None:
     """The Chinese meaning of an error message, or `None` when it is not one we know."""
+    arguments = _ARGUMENTS.fullmatch(text)
+    if arguments is not None:
+        tool, detail = arguments.groups()
+        head = f"模型给工具 {tool} 的参数拼起来不是合法的 JSON"
+        reason = _first(DETAILS, detail)
+        return f"{head}：{reason}" if reason else head
     phrased = _PHRASED.match(text)
     if phrased is None:
         return _first(WHOLE, text)

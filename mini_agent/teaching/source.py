@@ -50,8 +50,14 @@ def columns_of(code: str) -> int:
 
 def _title(function: Callable[..., Any], part: str | None) -> str:
     name = f"{function.__module__}.{function.__qualname__}"
-    # the chapter's session.ts transcribed is the chapter talking, not the package
-    who = "本章的 Python 直译" if function.__module__.endswith(".chapter_session") else "本包"
+    # the chapter's session.ts transcribed is the chapter talking, a deliberate mistake is
+    # nobody's code; 本包 is mini_agent's real implementation only
+    module = function.__module__.rsplit(".", 1)[-1]
+    who = {
+        "chapter_session": "本章的 Python 直译",
+        "mistakes": "故意写错的版本",
+        "buggy": "故意写错的版本",
+    }.get(module, "本包")
     return f"{who} {name}" + (f" 里的 {part.removeprefix('def ')}()" if part else "")
 
 
