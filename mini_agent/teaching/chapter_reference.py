@@ -16,7 +16,7 @@ from ..messages import AssistantMessage, Message, ToolMessage, record_line
 
 
 def literal_estimate(messages: Sequence[Message]) -> int:
-    # JSON.stringify(message).length plus one separator, for every message, every time.
+    # 每条消息 JSON.stringify(message).length，再加一个分隔符；每次都从头算
     return sum(len(record_line(message)) + 1 for message in messages)
 
 
@@ -26,6 +26,7 @@ def literal_units(messages: Sequence[Message]) -> list[list[Message]]:
     while index >= 0:
         message = messages[index]
         if isinstance(message, ToolMessage):
+            # 向前找声明该 toolCallId 的 assistant
             assistant_index = -1
             for i in range(index - 1, -1, -1):
                 candidate = messages[i]
@@ -34,23 +35,23 @@ def literal_units(messages: Sequence[Message]) -> list[list[Message]]:
                 ):
                     assistant_index = i
                     break
-            if assistant_index >= 0:
+            if assistant_index >= 0:  # 找到了：从 assistant 一路切到当前 tool，成一个单元
                 units.insert(0, list(messages[assistant_index : index + 1]))
                 index = assistant_index - 1
                 continue
-        units.insert(0, [message])
+        units.insert(0, [message])  # 其余消息（和找不到声明者的 tool）单独成单元
         index -= 1
     return units
 
 
 def literal_trim(messages: Sequence[Message], max_chars: int) -> list[Message]:
     kept: list[Message] = []
-    for unit in reversed(literal_units(messages)):
-        if literal_estimate(unit + kept) > max_chars:
+    for unit in reversed(literal_units(messages)):  # 从最新的单元往前装
+        if literal_estimate(unit + kept) > max_chars:  # estimateContextChars(unit + kept) 超限？
             if not kept:
                 raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
-            break
-        kept = unit + kept
+            break  # 已经装了一些：不再往前装
+        kept = unit + kept  # kept.unshift(...unit)
     if not kept:
         raise ContextBudgetError(EMPTY_CONTEXT)
     return kept

@@ -55,6 +55,7 @@ def _title(function: Callable[..., Any], part: str | None) -> str:
     module = function.__module__.rsplit(".", 1)[-1]
     who = {
         "chapter_session": "本章的 Python 直译",
+        "chapter_reference": "本章的 Python 直译",
         "mistakes": "故意写错的版本",
         "buggy": "故意写错的版本",
     }.get(module, "本包")
