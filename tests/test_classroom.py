@@ -8,8 +8,9 @@
 - `test_layouts_fit_at_tablet_and_projector_sizes`: screenshots of 03-06 at 1280x720 and
   768x1024; the RunStepper's disk listing and model input never overlap at 1024-1920 px; every
   explorer fits the notebook's width with the file browser open at 768 px (00's stated minimum).
-- `test_slides_are_prose_only_and_stay_on_loopback`: 95 says slides are for prose; no slide
-  shows an explorer; RISE opens 05 with no English placeholder and no request off loopback.
+- `test_slides_show_05s_live_slider_and_stay_on_loopback`: 05's budget slider is the one
+  explorer with a slide; run there in RISE it moves (the pinned widget manager loads in RISE's
+  page); no English placeholder and no request off loopback.
 
 Copies of the notebooks run in a temp dir; the repository's notebooks never change.
 """
@@ -321,19 +322,25 @@ def test_layouts_fit_at_tablet_and_projector_sizes(lab: Lab) -> None:
     assert written == sorted(ROUTE)
 
 
-def test_slides_are_prose_only_and_stay_on_loopback(lab: Lab) -> None:
+def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab) -> None:
     route = route_text()
-    assert "幻灯片只放文字，演示都在笔记本里运行" in route
+    assert "05 的预算滑块在幻灯片里也能动" in route
     explorer = re.compile(r"\b(SessionEditor|UnitScanStepper|BudgetExplorer|RunStepper)\(")
     for name in (*ROUTE, "95_instructor.ipynb"):
         book = notebook(name)
         assert book["metadata"]["rise"]["theme"] == "white", name  # type: ignore[index]
         for cell in book["cells"]:  # type: ignore[attr-defined]
-            if cell["cell_type"] == "code" and explorer.search("".join(cell["source"])):
-                assert cell["metadata"]["slideshow"]["slide_type"] == "skip", name
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and explorer.search(source):
+                live = source.startswith("explorer = BudgetExplorer()")  # 95's one live slide
+                kind = cell["metadata"]["slideshow"]["slide_type"]
+                assert kind == ("slide" if live else "skip"), name
     end_every_session(lab)
+    console: list[str] = []
     with chromium(viewport={"width": 1280, "height": 720}) as (page, requests):
+        page.on("console", lambda message: console.append(message.text))
         open_notebook(page, lab, "05_character_budget.ipynb")
+        Stop(page).run("from mini_agent.teaching.explorers import BudgetExplorer")  # 95: first
         page.locator(".jp-Notebook").click()
         page.keyboard.press("Escape")
         page.keyboard.press("Alt+r")
@@ -342,8 +349,32 @@ def test_slides_are_prose_only_and_stay_on_loopback(lab: Lab) -> None:
         expect(frame.locator(".reveal")).to_contain_text("05")
         expect(frame.get_by_text("Click to add a cell.")).not_to_be_visible()
         page.screenshot(path=SCREENSHOTS / "rise-05-first-slide.png")
-        page.keyboard.press("ArrowRight")
-        page.wait_for_timeout(1000)
-        page.screenshot(path=SCREENSHOTS / "rise-05-second-slide.png")
+        code = frame.locator(
+            ".present .jp-InputArea-editor", has_text="explorer = BudgetExplorer()"
+        )
+        for _ in range(20):  # forward to the explorer's slide
+            if code.count():
+                break
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(300)
+        expect(code).to_have_count(1)
+        code.click()
+        page.keyboard.press("Shift+Enter")
+        editor = frame.locator(".jp-InputArea-editor", has_text="explorer = BudgetExplorer()")
+        cell = frame.locator(".present .jp-CodeCell").filter(has=editor)
+        slider = cell.locator(".widget-slider .noUi-handle")
+        expect(slider).to_be_visible(timeout=30_000)
+        readout = cell.locator(".widget-readout")
+        before = readout.inner_text()
+        box = slider.bounding_box()  # drag it: reveal.js takes the arrow keys for paging
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] - 80, box["y"] + box["height"] / 2, steps=5)
+        page.mouse.up()
+        expect(readout).not_to_have_text(before)  # live: the kernel's widget answers
+        expect(cell.locator(".jp-OutputArea")).to_contain_text(f"预算 {readout.inner_text()} 字符")
+        page.screenshot(path=SCREENSHOTS / "rise-05-live-slider.png")
+    assert not [line for line in console if "shared module" in line.lower()], console
     outside = [url for url in requests if not url.startswith(("http://127.0.0.1", "data:"))]
     assert outside == [], outside
