@@ -67,3 +67,17 @@ def test_ci_runs_the_readme_system_step_then_its_test_command_at_its_strictest()
     assert ci[-2:] == ["python3 kit.py system", "exec python3 kit.py test --strict"]
     for command in ci[-2:]:  # what CI runs, the README says, word for word
         assert f"`{command.removeprefix('exec ')}`" in readme, command
+
+
+def test_every_difference_from_the_chapter_names_tests_that_exist() -> None:
+    # docs/ARCHITECTURE.md: one row per difference, each with its decision and its tests
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    table = text[text.index("| difference | the chapter's TypeScript |") :].split("\n\n")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| **")]
+    assert len(rows) >= 12
+    for row in rows:
+        named = re.findall(r"`(test_\w+\.py)::(test_\w+)`", row)
+        assert named, f"a difference without a test: {row[:60]}"
+        for file, name in named:
+            source = (ROOT / "tests" / file).read_text(encoding="utf-8")
+            assert f"def {name}(" in source, f"{file}::{name} does not exist"
