@@ -105,7 +105,7 @@ def find_build_python() -> Path:
         "[site] the build needs Python 3.12 or 3.13 (the lock step's pyodide-lock needs >= 3.12),"
         " and none was found: tried $SITE_PYTHON, python3.13 and python3.12 on PATH and in pyenv.\n"
         "  Install one (e.g. Debian 13: apt-get install python3.13; anywhere: pyenv install 3.12),"
-        " or name it: SITE_PYTHON=/path/to/python3.12 make site"
+        " or name it: SITE_PYTHON=/path/to/python3.12 python kit.py site"
     )
 
 
@@ -353,7 +353,7 @@ def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None
     absent = [
         f"<li><code>{html.escape(Path(name).stem)}</code>：需要 "
         + "、".join(f"<code>{html.escape(m)}</code>" for m in modules)
-        + "，浏览器版里没有这些模块；请在本机的 JupyterLab 里打开(<code>make lab</code>)。</li>"
+        + "，浏览器版里没有这些模块；请在本机的 JupyterLab 里打开(<code>python kit.py lab --bench</code>)。</li>"
         for name, modules in sorted(left_out.items())
     ]
     pages = [

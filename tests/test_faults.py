@@ -1,5 +1,5 @@
 """Real faults, not mocks: FIFOs and devices, a full disk, SIGKILL, an unprivileged user,
-loads racing appends, a fork in the middle of an append. The long soak is `make soak`."""
+loads racing appends, a fork in the middle of an append. The long soak is `python kit.py soak`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The browser edition (`make site`) in Debian's Chromium: every notebook runs in Pyodide, offline.
+"""The browser edition (`python kit.py site`) in Debian's Chromium: every notebook runs in Pyodide, offline.
 
 The test builds the site with `site/build.py` (which reuses the last build when the package,
 the notebooks and `site/` are unchanged), serves `_site/` on a free 127.0.0.1 port and opens
@@ -102,7 +102,7 @@ def site() -> Path:
         timeout=600,
         check=False,
     )
-    assert build.returncode == 0, f"make site failed:\n{build.stdout}\n{build.stderr}"
+    assert build.returncode == 0, f"the site build failed:\n{build.stdout}\n{build.stderr}"
     assert (SITE / "index.html").is_file()
     return SITE
 
