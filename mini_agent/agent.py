@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError, check_budget, trim_context
-from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, js_string
+from .json_form import js_string
+from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from .model_client import ModelClient, collect_reply
 from .session import PathLike, append_session, load_session
 from .tools import Tool

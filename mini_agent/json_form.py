@@ -124,6 +124,19 @@ def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+def js_string(text: str) -> str:
+    """`text` as JavaScript holds it: a surrogate pair written as two code points
+    ("\\ud83d\\ude00") joined into its one character (😀), as a load reads it back; lone
+    surrogates stay. What a Python tool returns goes through this before it is recorded."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")  # no surrogate at all: the common case
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
+
+
 def number_to_string(value: float) -> str:
     """ECMAScript `Number::toString(value)` for a finite double; `-0` is `0`.
 

@@ -25,19 +25,6 @@ def _check_str(owner: object, *names: str) -> None:
             raise TypeError(f"{kind}.{name} must be a str, not {type(value).__name__}")
 
 
-def js_string(text: str) -> str:
-    """`text` as JavaScript holds it: a surrogate pair written as two code points
-    ("\\ud83d\\ude00") joined into its one character (😀), as a load reads it back; lone
-    surrogates stay. What a Python tool returns goes through this before it is recorded."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")  # no surrogate at all: the common case
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    return text
-
-
 def _js_key_rank(key: str) -> tuple[int, int]:
     """JavaScript's property order: array indexes first, ascending, then insertion order."""
     return (0, int(key)) if is_array_index(key) else (1, 0)

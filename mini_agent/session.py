@@ -10,6 +10,7 @@ from typing import Any
 
 from . import durable
 from .collector import cycle_collector_paused
+from .durable import PathLike as PathLike  # the kit's path type, re-exported
 from .json_form import describe_error, error_column, exact_json, json_type, parse, stringify
 from .messages import (
     AssistantMessage,
@@ -23,8 +24,6 @@ from .messages import (
 from .session_errors import INVALID_JSON as INVALID_JSON  # re-exported: the chapter's
 from .session_errors import INVALID_RECORD as INVALID_RECORD  # phrases, the kit's error
 from .session_errors import SessionFormatError as SessionFormatError
-
-PathLike = durable.PathLike
 
 
 def record(value: object) -> dict[str, Any] | None:

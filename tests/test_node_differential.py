@@ -34,8 +34,8 @@ from mini_agent import (
     load_session,
     trim_context,
 )
-from mini_agent.json_form import JSON, MAX_DEPTH
-from mini_agent.messages import js_string, record_line, to_record
+from mini_agent.json_form import JSON, MAX_DEPTH, js_string
+from mini_agent.messages import record_line, to_record
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
 
 DRIVER = Path(__file__).with_name("js") / "driver.mjs"

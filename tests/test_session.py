@@ -25,8 +25,7 @@ from mini_agent import (
     parse_session_message,
     to_record,
 )
-from mini_agent.json_form import JSON
-from mini_agent.messages import js_string
+from mini_agent.json_form import JSON, js_string
 
 from .helpers import multi_tool_history, write_lines
 
