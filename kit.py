@@ -22,8 +22,8 @@ Each is created when missing and brought up to date when pyproject.toml changes.
 PIP_INDEX_URL, so a PyPI mirror is one environment variable away.
 
 CI=true (any value but "", "0", "false") makes `test` fail when a part it selected cannot run;
---strict also fails on any single skipped test (a cell tagged nbval-skip excepted: that is the
-notebooks' one live-model cell, skipped by design). `.ci/run` runs `system`, then `test --strict`.
+--strict also fails on any single skipped test (a notebook cell tagged nbval-skip excepted,
+skipped by design; no notebook has one now). `.ci/run` runs `system`, then `test --strict`.
 """
 
 from __future__ import annotations

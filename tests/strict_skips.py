@@ -2,7 +2,7 @@
 
 CI proves the full tier, so a test that skips there (no Chromium, no node, not root, a tmpfs it
 could not mount) has proven nothing and must fail, with its reason. One skip is by design and
-passes: a notebook cell tagged `nbval-skip` (the notebooks' one live-model cell), which nbval
+passes: a notebook cell tagged `nbval-skip` (none is now; a live-model cell would be), which nbval
 reports as skipped without a reason.
 """
 
