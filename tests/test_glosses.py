@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from mini_agent.teaching.glosses import gloss, gloss_text
 
 BROKEN = [
     ('{"role":"user","content":"a', "从第 26 列开始的字符串没有收尾的引号"),
-    ('{"role":"user" "content":"a"}', "少了一个逗号"),
+    ('{"role":"user" "content":"a"}', "应当还有逗号或右括号"),
     ('{"role":"user","content":"a",}', "第 30 列应当是带双引号的键"),
     ('{"role":"user","content":"a"}}', "后面还有多余的内容"),
     ("[1,", "应当出现一个 JSON 值"),
@@ -135,4 +136,13 @@ def test_a_torn_last_line_gloss_says_repair_can_cut_it() -> None:
 
 def test_unparsable_streamed_tool_arguments_are_glossed() -> None:
     said = gloss_text("invalid JSON arguments for tool read: Expecting ',' delimiter at column 17")
-    assert said == "模型给工具 read 的参数拼起来不是合法的 JSON：第 17 列少了一个逗号"
+    assert (
+        said
+        == "模型给工具 read 的参数拼起来不是合法的 JSON：第 17 列这里应当还有逗号或右括号（常见于 JSON 没写完）"
+    )
+
+
+def test_a_json_decode_error_of_the_standard_library_gets_its_gloss() -> None:
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads("\r")  # 07a: the empty CRLF line the chapter hands to JSON.parse
+    assert gloss(caught.value) == "第 2 列应当出现一个 JSON 值"

@@ -754,11 +754,6 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
         requests = watched_first_run(max_chars)
     except ContextBudgetError as err:
         return CheckReport(title, (CheckResult(question, False, str(err)),))
-    notes = []
-    for number, request in enumerate(requests, start=1):
-        disk, sent = request.disk, request.sent
-        first = len(disk) - len(sent)
-        notes.append(request_line(number, disk, sent, max_chars) + w.sent_span(first, len(disk)))
     third = requests[2]
     kept = len(third.sent) == len(third.disk)  # message 0, the question, is the oldest
     results = [CheckResult(question, kept, "" if kept else w.question_dropped)]
@@ -767,6 +762,18 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
         results.append(
             CheckResult(w.smallest_budget, max_chars == least, w.budget_vs_least(max_chars, least))
         )
+    # Characters only once the answer is right: request 3's figure on disk *is* the answer.
+    right = all(result.passed for result in results)
+    notes = []
+    for number, request in enumerate(requests, start=1):
+        disk, sent = request.disk, request.sent
+        first = len(disk) - len(sent)
+        line = (
+            request_line(number, disk, sent, max_chars)
+            if right
+            else w.request_counts(number, len(disk), len(sent))
+        )
+        notes.append(line + w.sent_span(first, len(disk)))
     return CheckReport(title, tuple(results), tuple(notes))
 
 

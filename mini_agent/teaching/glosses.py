@@ -7,6 +7,7 @@ after the phrase means. `gloss(err)` is `None` for an error this table does not 
 
 from __future__ import annotations
 
+import json
 import re
 
 from ..context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
@@ -19,7 +20,10 @@ DETAILS: tuple[tuple[str, str], ...] = (
         r"从第 \1 列开始的字符串没有收尾的引号（常见于写到一半的行）",
     ),
     (r"Expecting value at column (\d+)", r"第 \1 列应当出现一个 JSON 值"),
-    (r"Expecting ',' delimiter at column (\d+)", r"第 \1 列少了一个逗号"),
+    (
+        r"Expecting ',' delimiter at column (\d+)",
+        r"第 \1 列这里应当还有逗号或右括号（常见于 JSON 没写完）",
+    ),
     (r"Expecting ':' delimiter at column (\d+)", r"第 \1 列少了一个冒号"),
     (
         r"Expecting property name enclosed in double quotes at column (\d+)",
@@ -162,7 +166,10 @@ def gloss_text(text: str) -> str | None:
 
 
 def gloss(error: BaseException) -> str | None:
-    """The Chinese gloss of `error`'s message (an OSError: of its strerror)."""
+    """The Chinese gloss of `error`'s message (an OSError: of its strerror; a `json` decoding
+    error: of its message and column, as the session's details say them)."""
     if isinstance(error, OSError) and error.strerror:
         return _first(WHOLE, error.strerror)
+    if isinstance(error, json.JSONDecodeError):
+        return _first(DETAILS, f"{error.msg} at column {error.colno}")
     return gloss_text(str(error))
