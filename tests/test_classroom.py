@@ -255,7 +255,9 @@ def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab) -> None:
                 "the stop's cells, s": round(time.monotonic() - ready, 1),
             }
             page.screenshot(path=SCREENSHOTS / f"route-stop-{number}-projector.png")
-    SCREENSHOTS.joinpath("route-timing.json").write_text(json.dumps(timings, ensure_ascii=False))
+    SCREENSHOTS.joinpath("route-timing.json").write_text(
+        json.dumps(timings, ensure_ascii=False), encoding="utf-8"
+    )
     folder = Path(lab.log).parent / "notebooks"
     written = sorted(p.name for p in folder.iterdir() if p.name != ".ipynb_checkpoints")
     assert written == sorted(ROUTE), "the route writes nothing beside the notebooks"
