@@ -476,6 +476,16 @@ for name in sys.argv[2:]:
 """
 
 
+def plant_as_a_stranger(shared: Path, names: Sequence[str]) -> None:
+    """Make `shared` a sticky world-writable folder and have another user create `names` in it."""
+    shared.chmod(0o1777)
+    run = subprocess.run(
+        [sys.executable, "-c", STRANGER, str(shared), *names],
+        capture_output=True, encoding="utf-8", timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+
+
 def test_a_strangers_files_in_a_shared_folder_are_left_and_do_not_stop_the_repair(
     tmp_path: Path,
 ) -> None:
@@ -486,13 +496,8 @@ def test_a_strangers_files_in_a_shared_folder_are_left_and_do_not_stop_the_repai
 
     shared = Path(tempfile.mkdtemp(prefix="sticky-", dir="/tmp"))
     try:
-        shared.chmod(0o1777)
         planted = [".s.jsonl.0123456789abcdef.tmp", "s.jsonl.torn", "s.jsonl.torn.2"]
-        run = subprocess.run(
-            [sys.executable, "-c", STRANGER, str(shared), *planted],
-            capture_output=True, encoding="utf-8", timeout=60,
-        )  # fmt: skip
-        assert run.returncode == 0, run.stderr
+        plant_as_a_stranger(shared, planted)
         path = shared / "s.jsonl"
         complete = complete_session(path)
         path.write_bytes(complete + b"not a record")  # refused: nothing may be removed
@@ -551,13 +556,8 @@ def test_an_ordinary_owners_repair_skips_a_strangers_files_instead_of_failing(
     victim = pwd.getpwnam(second_user())
     shared = Path(tempfile.mkdtemp(prefix="sticky-", dir="/tmp"))
     try:
-        shared.chmod(0o1777)
         planted = [".s.jsonl.0123456789abcdef.tmp", "s.jsonl.torn"]
-        run = subprocess.run(
-            [sys.executable, "-c", STRANGER, str(shared), *planted],
-            capture_output=True, encoding="utf-8", timeout=60,
-        )  # fmt: skip
-        assert run.returncode == 0, run.stderr
+        plant_as_a_stranger(shared, planted)
         path = shared / "s.jsonl"
         complete = complete_session(path)
         path.write_bytes(complete + b'{"ro')
