@@ -64,11 +64,24 @@ def test_the_quick_tier_ignores_the_full_tiers_files_and_warns_on_default_encodi
         "tests/test_faults.py",
         "tests/test_repair.py",
         "tests/test_browser.py",
+        "tests/test_cheatsheet.py",
+        "tests/test_classroom.py",
         "tests/test_gbk_locale.py",
+        "tests/test_notebooks_twice.py",
         "tests/test_pyodide.py",
         "tests/test_site.py",
     }
     assert "--nbval" not in arguments and "notebooks" not in arguments
+
+
+def test_no_test_file_that_drives_a_browser_or_runs_notebooks_is_in_the_quick_tier() -> None:
+    # the quick tier is what a contributor runs on every change: no Chromium, no kernels
+    full = {path for part in kit.PARTS if part.tier == "full" for path in part.tests}
+    heavy = re.compile(r"sync_playwright|NotebookClient|--print-to-pdf|CHROMIUM")
+    for path in sorted((kit.ROOT / "tests").glob("test_*.py")):
+        name = f"tests/{path.name}"
+        if heavy.search(path.read_text(encoding="utf-8")) and name != "tests/test_kit.py":
+            assert name in full, f"{name} drives a browser or runs notebooks: give it a full part"
 
 
 def test_the_full_tier_runs_every_test_and_notebook_in_one_pytest() -> None:
