@@ -27,6 +27,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "site"
@@ -285,6 +286,32 @@ def check_lock(out: Path, files: Path) -> list[str]:
     return sorted(provided)
 
 
+def prepare_wheels(out: Path) -> list[dict[str, Any]]:
+    """Rewrite the lock step's wheels for a fast kernel start (prepare_wheels.py says how:
+    trimmed, bytecode for what a kernel imports on start) and give the lock their new hashes.
+    The kernel extension's own wheels are only imported: its package index lists their hashes."""
+    lock_path = out / "static" / "pyodide-lock" / "pyodide-lock.json"
+    lock = json.loads(lock_path.read_text(encoding="utf-8"))
+    wheels = {
+        name: (lock_path.parent / package["file_name"]).resolve().relative_to(out).as_posix()
+        for name, package in lock["packages"].items()
+    }
+    own = {
+        name: wheel for name, wheel in wheels.items() if wheel.startswith("static/pyodide-lock/")
+    }
+    others = sorted(set(wheels.values()) - set(own.values()))
+    if shutil.which("node") is None:
+        sys.exit("[site] the wheels are prepared by Pyodide under node: install nodejs")
+    report = run(
+        "node", HERE / "prepare_wheels.mjs", out, HERE,
+        "--rewrite", *sorted(own.values()), "--import-only", *others,
+    )  # fmt: skip
+    for name, wheel in own.items():
+        lock["packages"][name]["sha256"] = hashlib.sha256((out / wheel).read_bytes()).hexdigest()
+    lock_path.write_text(json.dumps(lock, indent=2), encoding="utf-8")
+    return [json.loads(line) for line in report.splitlines() if line.startswith("{")]
+
+
 def check_settings(out: Path) -> None:
     """The shared JupyterLab settings reached the site's runtime configuration."""
     config = json.loads((out / "jupyter-lite.json").read_text(encoding="utf-8"))
@@ -398,6 +425,7 @@ def build(out: Path) -> None:
     shutil.rmtree(partial, ignore_errors=True)
     run(VENV / "bin" / "jupyter", "lite", "build", "--output-dir", partial, env=env, cwd=stage)
     modules = check_lock(partial, stage / "files")
+    prepared = prepare_wheels(partial)
     check_settings(partial)
     rewritten = own_copy_of_cdn_defaults(partial, version)
     landing_page(partial, stage / "files", left_out)
@@ -417,6 +445,9 @@ def build(out: Path) -> None:
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
     log(f"Pyodide {version}; {len(modules)} importable modules locked; own copy in {rewritten}")
+    compiled = sum(wheel["compiled"] for wheel in prepared)
+    before, after = (sum(wheel["files"][i] for wheel in prepared) for i in (0, 1))
+    log(f"wheels: {before} → {after} files, bytecode for {compiled} modules")
     log(f"notebooks left out: {left_out or 'none'}")
     log(
         f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {size / 2**20:.1f} MB on disk"

@@ -13,6 +13,7 @@ asserted. Screenshots go to `screenshots/site-*.png` (git-ignored).
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import json
 import re
@@ -21,6 +22,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -377,6 +379,59 @@ def test_no_text_file_of_the_site_names_a_cdn(site: Path) -> None:
             if b"\0" not in data[:8192] and named.search(data.decode("utf-8", "replace")):
                 hits.append(path.relative_to(site).as_posix())
     assert hits == []
+
+
+# The kernel's start: the build's prepared wheels (site/prepare_wheels.py), checked under node
+
+KERNEL_START = ROOT / "tests" / "pyodide" / "site_kernel.mjs"
+# the kernel extension's own wheels: its package index lists their hashes, so they stay as built
+EXTENSION_WHEELS = ("piplite", "pyodide_kernel")
+
+
+def lock_of(site: Path) -> tuple[Path, dict[str, Any]]:
+    folder = site / "static" / "pyodide-lock"
+    return folder, json.loads((folder / "pyodide-lock.json").read_text(encoding="utf-8"))[
+        "packages"
+    ]
+
+
+def test_every_locked_wheel_matches_its_hash_and_its_record(site: Path) -> None:
+    folder, packages = lock_of(site)
+    for name, package in packages.items():
+        wheel = (folder / package["file_name"]).resolve()
+        assert hashlib.sha256(wheel.read_bytes()).hexdigest() == package["sha256"], name
+        with zipfile.ZipFile(wheel) as archive:
+            names = set(archive.namelist())
+            record = next(n for n in names if n.endswith(".dist-info/RECORD"))
+            listed = {line.split(",")[0] for line in archive.read(record).decode().splitlines()}
+        assert listed == names, f"{name}: RECORD and the wheel disagree on {listed ^ names}"
+
+
+def test_the_site_kernel_starts_from_bytecode_and_keeps_sources_and_completion(
+    site: Path,
+) -> None:
+    config = json.loads((site / "jupyter-lite.json").read_text(encoding="utf-8"))
+    settings = config["jupyter-config-data"]["litePluginSettings"]
+    preloaded = settings["@jupyterlite/pyodide-kernel-extension:kernel"]["loadPyodideOptions"]
+    # everything the kernel's worker would otherwise install one by one through piplite
+    assert {"ipykernel", "comm", "pyodide-kernel", "jedi", "ipython", "micropip", "piplite"} <= set(
+        preloaded["packages"]
+    )
+    run = subprocess.run(
+        ["node", str(KERNEL_START), str(site), str(KERNEL_START.with_name("site_kernel_check.py"))],
+        capture_output=True,
+        encoding="utf-8",
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["loaded"] > 150  # IPython, traitlets, ipywidgets, comm, the kit …
+    assert {m.split(".")[0] for m in report["without_bytecode"]} <= set(EXTENSION_WHEELS)
+    assert report["changed_source_ran"] is False
+    assert "context.py" in report["traceback"] and "raise ContextBudgetError" in report["traceback"]
+    assert "loads" in report["completes_module"] and "upper" in report["completes_builtin"]
+    assert report["jedi_stubs"] == ["typeshed"]  # the standard library's stubs, nothing else
 
 
 def test_the_first_page_lists_the_notebooks_in_order_in_chinese(
