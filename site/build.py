@@ -232,7 +232,26 @@ def choose_notebooks(files: Path) -> dict[str, list[str]]:
         shutil.copy(page, files / page.name)
     for notebook in files.glob("*.ipynb"):
         unlink_left_out(notebook, set(left_out))
+        join_multiline_strings(notebook)
     return left_out
+
+
+def join_multiline_strings(notebook: Path) -> None:
+    """Store every multiline field of the site's copy as one string, as a Jupyter server sends a
+    notebook to JupyterLab (nbformat's rejoin_lines). JupyterLite serves the file as it is, and
+    JupyterLab saves a stream output whose text came as a list of lines with commas between
+    them ("line 1\n,line 2"): a student's first save would corrupt every printed output."""
+    content = json.loads(notebook.read_text(encoding="utf-8"))
+    for cell in content["cells"]:
+        if isinstance(cell["source"], list):
+            cell["source"] = "".join(cell["source"])
+        for output in cell.get("outputs", []):
+            if isinstance(output.get("text"), list):
+                output["text"] = "".join(output["text"])
+            for mime, value in output.get("data", {}).items():
+                if isinstance(value, list) and not mime.endswith("json"):
+                    output["data"][mime] = "".join(value)
+    notebook.write_text(json.dumps(content, ensure_ascii=False, indent=1) + "\n", "utf-8")
 
 
 def unlink_left_out(notebook: Path, left_out: set[str]) -> None:
