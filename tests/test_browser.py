@@ -94,10 +94,11 @@ class Lab:
 
 
 def write_lab_settings(settings: Path, extra: dict[str, dict[str, object]]) -> None:
-    """Start the notebook's kernel without asking; no news or update toast, no outside request;
-    then `extra` (plugin → values) on top."""
+    """Start the notebook's kernel without asking, then `extra` (plugin → values) on top.
+
+    Everything else is the kit's own `jupyter/overrides.json` (no news or update toast, no
+    autosave, `.jsonl` as text), passed as `kit.py lab` passes it."""
     plugins: dict[str, dict[str, object]] = {
-        "apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
         "notebook-extension/tracker": {"autoStartDefaultKernel": True},
     }
     for plugin, values in extra.items():
@@ -183,6 +184,7 @@ def running_lab(
         f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={notebooks}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--LabApp.app_settings_dir={ROOT / 'jupyter'}",  # as `kit.py lab` (`lab_options`)
     ]
     if os.geteuid() == 0:
         command.append("--allow-root")
