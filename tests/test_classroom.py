@@ -36,7 +36,17 @@ from mini_agent.teaching.samples import chapter_picture
 from mini_agent.teaching.text import words
 from mini_agent.teaching.trace import scan_steps
 
-from .test_browser import CHROMIUM, CHROMIUM_FLAGS, ROOT, SCREENSHOTS, TOKEN, Lab, running_lab
+from .test_browser import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    ROOT,
+    SCREENSHOTS,
+    TOKEN,
+    Lab,
+    kernel_idle,
+    run_all_cells,
+    running_lab,
+)
 
 ROUTE = (
     "00_guide.ipynb",
@@ -107,7 +117,7 @@ def open_notebook(page: Page, lab: Lab, name: str) -> None:
     workspace = Path(name).stem.replace("_", "-")
     page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={TOKEN}")
     page.locator(".jp-Notebook").wait_for(timeout=60_000)
-    expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+    expect(kernel_idle(page)).to_be_visible(timeout=60_000)
 
 
 class Stop:
@@ -131,7 +141,7 @@ class Stop:
         self.runs += 1  # a fresh kernel numbers its runs 1, 2, 3 …
         prompt = cell.locator(".jp-InputPrompt")
         expect(prompt).to_have_text(f"[{self.runs}]:", timeout=60_000)
-        expect(self.page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+        expect(kernel_idle(self.page)).to_be_visible(timeout=60_000)
         errors = cell.locator('[data-mime-type="application/vnd.jupyter.stderr"]')
         expect(errors).to_have_count(0)
         return cell
@@ -160,10 +170,10 @@ def stop_1(stop: Stop) -> None:
     # Shift+Enter moves on and JupyterLab scrolls to the next cell: the error is still in view
     view = stop.run("TrimView(messages, 60)", "Shift+Enter")
     on_screen(view.get_by_text(BUDGET_ERROR), view.get_by_text("单元 6 · 83 字符"))
+    stop.page.screenshot(path=SCREENSHOTS / "route-00-budget-60-projector.png")
     # a stray Shift+Enter or two more: no cell deletes what the stop's cells read
     for _ in range(3):
         stop.page.keyboard.press("Shift+Enter")
-    stop.page.screenshot(path=SCREENSHOTS / "route-00-budget-60-projector.png")
     stop.run("messages = load_session(session_path)")
 
 
@@ -219,8 +229,12 @@ def stop_3(stop: Stop) -> None:
     stop.run("history = chapter_picture()")
     stepper = stop.run("stepper = UnitScanStepper(history)")
     # the play control's buttons keep their icons at 150 % (no "▶ .." ellipsis)
-    for button in stepper.locator(".widget-play button").all():
+    buttons = stepper.locator(".widget-play button")
+    expect(buttons.first).to_be_visible()
+    for button in buttons.all():
         assert button.evaluate("n => n.scrollWidth - n.clientWidth") <= 0
+    stepper.evaluate("n => n.scrollIntoView()")
+    stop.page.screenshot(path=SCREENSHOTS / "route-04-stepper-projector.png")
     next_ = stepper.get_by_role("button", name=words().next)
     next_.click()
     next_.click()
@@ -304,7 +318,7 @@ def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab) -> None:
             started = time.monotonic()
             open_notebook(page, lab, name)
             ready = time.monotonic()
-            expect(page.get_by_text("official Jupyter news")).to_have_count(0)  # no toast
+            expect(page.locator(".jp-toast-message")).to_have_count(0)  # no news toast
             drive(Stop(page))
             timings[f"stop {number} ({name})"] = {
                 "page to kernel idle, s": round(ready - started, 1),
@@ -337,10 +351,9 @@ def overlap(a: FloatRect | None, b: FloatRect | None) -> bool:
 
 
 def run_all(page: Page) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-item", has=page.get_by_text("Run All Cells", exact=True)).click()
+    run_all_cells(page)
     expect(page.locator(".jp-InputPrompt", has_text="[*]:")).to_have_count(0, timeout=90_000)
-    expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+    expect(kernel_idle(page)).to_be_visible(timeout=60_000)
 
 
 EXPLORER_OF = {
