@@ -84,7 +84,7 @@ def test_editor_names_the_physical_line_of_broken_json() -> None:
     first, second = editor.summary.splitlines()
     assert first.startswith("invalid session JSON at line 2: ")
     assert second == "  第 2 行：" + lines[1]
-    assert palette().marked_line in editor.view.value  # the bad line is highlighted
+    assert palette().marked_line in editor.html  # the bad line is highlighted, kernel or not
     # the error sits above the text box, and the box shades line 2 itself
     assert "invalid session JSON at line 2: " in editor.status.value
     marked = re.findall(

@@ -162,7 +162,14 @@ class SessionEditor(_Explorer):
 
     @property
     def html(self) -> str:
-        return str(self.status.value) + _pre(str(self.text.value)) + str(self.view.value)
+        check = check_session_text(self.text.value)
+        if check.error is None:
+            return str(self.status.value) + _pre(str(self.text.value)) + str(self.view.value)
+        # no text box without a kernel: the lines as a table, the bad one shaded
+        bad, marked = check.error.line, palette().marked_line
+        lines = [visible_line(line) for line in str(self.text.value).split("\n")]
+        table = line_table(lines, lambda number: marked if number == bad else None)
+        return str(self.status.value) + page(table)
 
     def _update(self) -> None:
         value = str(self.text.value)
@@ -173,11 +180,9 @@ class SessionEditor(_Explorer):
             self.status.value = page(_pre(SessionView(check.messages).summary(), colours.sent))
             self.view.value = SessionView(check.messages)._repr_html_()
             return
-        bad = check.error.line
+        # the error above the box, its line shaded in the box: nothing more to draw below
         self.status.value = page(_pre(check.summary.splitlines()[0], colours.error))
-        lines = [visible_line(line) for line in self.text.value.split("\n")]
-        table = line_table(lines, lambda number: colours.marked_line if number == bad else None)
-        self.view.value = page(table)  # the error itself is in `status`, above the text box
+        self.view.value = ""
 
 
 # 2. Unit-scan stepper --------------------------------------------------------------------
