@@ -161,6 +161,7 @@ WIDGET_CSS = f"""<style>
 .{EXPLORER_CLASS} .widget-play .jupyter-button {{
   width: 2.4em; min-width: 2.4em; flex: 0 0 auto; padding: 0; text-overflow: clip;
 }}
+.{EXPLORER_CLASS} .mini-agent-status pre {{ word-break: normal; overflow-wrap: anywhere; }}
 .{EXPLORER_CLASS} .mini-agent-frame {{
   display: grid; max-height: calc(8 * 1.5em + 12px); overflow-y: auto; overflow-x: hidden;
   border: 1px solid var(--jp-border-color1, #9ca3af); margin: 2px 0;
