@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Locator, Page, expect, sync_playwright
 
 from mini_agent.teaching.explorer_logic import scan_position_text
 from mini_agent.teaching.samples import chapter_picture
@@ -94,10 +95,11 @@ class Lab:
 
 
 def write_lab_settings(settings: Path, extra: dict[str, dict[str, object]]) -> None:
-    """Start the notebook's kernel without asking; no news or update toast, no outside request;
-    then `extra` (plugin → values) on top."""
+    """Start the notebook's kernel without asking, then `extra` (plugin → values) on top.
+
+    Everything else is the kit's own `jupyter/overrides.json` (no news or update toast, no
+    autosave, `.jsonl` as text), passed as `kit.py lab` passes it."""
     plugins: dict[str, dict[str, object]] = {
-        "apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
         "notebook-extension/tracker": {"autoStartDefaultKernel": True},
     }
     for plugin, values in extra.items():
@@ -183,6 +185,8 @@ def running_lab(
         f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={notebooks}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--LabApp.app_settings_dir={ROOT / 'jupyter'}",  # as `kit.py lab` (`lab_options`)
+        "--LabApp.expose_app_in_browser=True",  # commands run by id, whatever the UI language
     ]
     if os.geteuid() == 0:
         command.append("--allow-root")
@@ -206,10 +210,14 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield lab
 
 
+def kernel_idle(page: Page) -> Locator:
+    """The status bar's kernel entry once idle, in English or in the kit's Chinese UI."""
+    return page.get_by_text(re.compile(r"^Python 3 \(ipykernel\) \| (Idle|空闲)$"))
+
+
 def run_all_cells(page: Page) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    item = page.locator(".lm-Menu-item", has=page.get_by_text("Run All Cells", exact=True))
-    item.click()
+    """Run → Run All Cells, by the command's id (the menus' words follow the UI language)."""
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
 
 def code_cell_count(name: str) -> int:
@@ -229,7 +237,7 @@ def notebook_page(lab: Lab, name: str) -> Iterator[Page]:
             workspace = Path(name).stem.replace("_", "-")
             page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={TOKEN}")
             page.locator(".jp-Notebook").wait_for(timeout=60_000)
-            kernel = page.get_by_text("Python 3 (ipykernel) | Idle")
+            kernel = kernel_idle(page)
             expect(kernel).to_be_visible(timeout=60_000)
             run_all_cells(page)
             last = f"[{code_cell_count(name)}]:"  # the last cell's prompt once it has run

@@ -3,8 +3,11 @@
 - `test_the_route_runs_stop_by_stop_from_a_fresh_kernel`: each stop in a fresh kernel, running
   exactly the cells 95 names, in its order, with the projector switch on (the browser zoomed to
   150 % on a 1280x720 projector: an 853x480 CSS-pixel window at 1.5 device pixels per pixel);
-  no error output, and the figures 95 quotes appear. Each stop's wall time goes to
-  `screenshots/route-timing.json` (measured, never asserted).
+  no error output, and the figures 95 quotes appear — on screen where the stop is about them
+  (the edited line beside the loader's error, the budget error, the unit that does not fit),
+  with no news toast over them. Nothing is saved into the notebooks, though autosave would
+  have fired. Each stop's wall time goes to `screenshots/route-timing.json` (measured, never
+  asserted).
 - `test_layouts_fit_at_tablet_and_projector_sizes`: screenshots of 03-06 at 1280x720 and
   768x1024; the RunStepper's disk listing and model input never overlap at 1024-1920 px; every
   explorer fits the notebook's width with the file browser open at 768 px (00's stated minimum).
@@ -33,7 +36,17 @@ from mini_agent.teaching.samples import chapter_picture
 from mini_agent.teaching.text import words
 from mini_agent.teaching.trace import scan_steps
 
-from .test_browser import CHROMIUM, CHROMIUM_FLAGS, ROOT, SCREENSHOTS, TOKEN, Lab, running_lab
+from .test_browser import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    ROOT,
+    SCREENSHOTS,
+    TOKEN,
+    Lab,
+    kernel_idle,
+    run_all_cells,
+    running_lab,
+)
 
 ROUTE = (
     "00_guide.ipynb",
@@ -47,6 +60,9 @@ PROJECTOR = {"viewport": {"width": 853, "height": 480}, "device_scale_factor": 1
 SETTINGS: dict[str, dict[str, object]] = {
     # every cell in the page, so a cell found by its text is there to click
     "notebook-extension/tracker": {"windowingMode": "none"},
+    # were autosave on, it would save a changed notebook within a second (the kit's
+    # jupyter/overrides.json turns it off; this setting leaves that alone)
+    "docmanager-extension/plugin": {"autosaveInterval": 1},
 }
 
 
@@ -101,7 +117,7 @@ def open_notebook(page: Page, lab: Lab, name: str) -> None:
     workspace = Path(name).stem.replace("_", "-")
     page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={TOKEN}")
     page.locator(".jp-Notebook").wait_for(timeout=60_000)
-    expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+    expect(kernel_idle(page)).to_be_visible(timeout=60_000)
 
 
 class Stop:
@@ -116,15 +132,16 @@ class Stop:
         expect(cell).to_have_count(1)
         return cell
 
-    def run(self, text: str) -> Locator:
-        """Run the one code cell whose code contains `text`; fail on any error output."""
+    def run(self, text: str, key: str = "Control+Enter") -> Locator:
+        """Run the one code cell whose code contains `text` (with `key`: Shift+Enter moves on
+        to the next cell, as an instructor does); fail on any error output."""
         cell = self.cell(text)
         cell.locator(".jp-InputArea-editor").click()
-        self.page.keyboard.press("Control+Enter")
+        self.page.keyboard.press(key)
         self.runs += 1  # a fresh kernel numbers its runs 1, 2, 3 …
         prompt = cell.locator(".jp-InputPrompt")
         expect(prompt).to_have_text(f"[{self.runs}]:", timeout=60_000)
-        expect(self.page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+        expect(kernel_idle(self.page)).to_be_visible(timeout=60_000)
         errors = cell.locator('[data-mime-type="application/vnd.jupyter.stderr"]')
         expect(errors).to_have_count(0)
         return cell
@@ -137,6 +154,12 @@ def fits_width(cell: Locator) -> None:
     assert overflow <= 1, f"the output is {overflow} px wider than the notebook"
 
 
+def on_screen(*shown: Locator) -> None:
+    """Each of `shown` wholly inside the window, together: nothing to scroll to see them."""
+    for locator in shown:
+        expect(locator).to_be_in_viewport(ratio=1)
+
+
 def stop_1(stop: Stop) -> None:
     stop.run("from mini_agent import (")
     stop.run("workdir = tempfile.TemporaryDirectory()")
@@ -144,23 +167,60 @@ def stop_1(stop: Stop) -> None:
     expect(stop.run("context = trim_context(messages, budget)")).to_contain_text(
         "磁盘上 9 条消息，发给模型 5 条"
     )
-    expect(stop.run("TrimView(messages, 60)")).to_contain_text(BUDGET_ERROR)
+    # Shift+Enter moves on and JupyterLab scrolls to the next cell: the error is still in view
+    view = stop.run("TrimView(messages, 60)", "Shift+Enter")
+    on_screen(view.get_by_text(BUDGET_ERROR), view.get_by_text("单元 6 · 83 字符"))
+    stop.page.screenshot(path=SCREENSHOTS / "route-00-budget-60-projector.png")
+    # a stray Shift+Enter or two more: no cell deletes what the stop's cells read
+    for _ in range(3):
+        stop.page.keyboard.press("Shift+Enter")
+    stop.run("messages = load_session(session_path)")
 
 
 def stop_2(stop: Stop) -> None:
+    stop.page.keyboard.press("Control+b")  # 95's checklist: the file browser closed
     stop.run("from mini_agent.teaching.explorers import SessionEditor")
     editor = stop.run("editor = SessionEditor()")
     text = editor.locator("textarea")
-    assert text.evaluate("node => getComputedStyle(node).whiteSpace") == "pre", "line 2 wraps"
+    assert text.evaluate("node => getComputedStyle(node).whiteSpace") == "pre-wrap"
     lines = text.input_value().split("\n")
-    gutter = editor.locator(".mini-agent-gutter")
-    expect(gutter).to_contain_text("\n".join(str(n) for n in range(1, len(lines) + 1)))
-    # number n level with line n: the gutter's lines are as tall as the text's
-    tall = "n => parseFloat(getComputedStyle(n).lineHeight)"
-    assert gutter.locator("pre").evaluate(tall) == text.evaluate(tall)
-    assert lines[1].endswith("}")
-    text.fill("\n".join([lines[0], lines[1][:-1], *lines[2:]]))
-    expect(editor).to_contain_text("invalid session JSON at line 2")
+    rows = editor.locator(".mini-agent-line")
+    expect(rows).to_have_count(len(lines))
+    numbers = editor.locator(".mini-agent-number")
+    expect(numbers).to_have_text([str(n) for n in range(1, len(lines) + 1)])
+    # the numbered copy under the box wraps as the box does: the same height, so number n
+    # stands at line n's first row; the box never scrolls sideways
+    mirror = editor.locator(".mini-agent-lines")
+    own_height = "n => { const h = n.style.height; n.style.height = '0px'; " + (
+        "const s = n.scrollHeight; n.style.height = h; return s; }"
+    )
+    assert abs(text.evaluate(own_height) - mirror.evaluate("n => n.offsetHeight")) <= 1
+    assert text.evaluate("n => n.scrollWidth - n.clientWidth") <= 0
+    line_2 = rows.nth(1)
+    assert line_2.evaluate("n => n.getClientRects()[0].height") > 30, "line 2 wraps"
+    status = editor.locator(".mini-agent-status")
+    status.evaluate("n => n.scrollIntoView()")  # the top of the explorer at the window's top
+    # the instructor clicks at the end of line 2 and deletes its `}`
+    box = line_2.bounding_box()
+    assert box is not None
+    stop.page.mouse.click(box["x"] + box["width"] - 3, box["y"] + box["height"] - 8)
+    stop.page.keyboard.press("End")
+    stop.page.keyboard.press("Backspace")
+    expect(status).to_contain_text("invalid session JSON at line 2")
+    assert text.input_value().split("\n")[1] == lines[1][:-1]
+    on_screen(status, line_2.locator(".mini-agent-number"))
+    stop.page.screenshot(path=SCREENSHOTS / "route-03-editor-line-2-projector.png")
+    stop.page.keyboard.type("}")
+    expect(status).to_contain_text(f"{len(lines) - 1} 条消息")
+    # step 3: line 4's "toolCalls" deleted; the long error wraps inside the window
+    key = ',"toolCalls":[]'
+    at = sum(len(line) + 1 for line in lines[:3]) + lines[3].index(key)
+    text.evaluate(f"n => {{ n.focus(); n.setSelectionRange({at}, {at + len(key)}); }}")
+    stop.page.keyboard.press("Backspace")
+    expect(status).to_contain_text("invalid session record at line 4: assistant needs toolCalls")
+    on_screen(status, rows.nth(3).locator(".mini-agent-number"))
+    assert status.evaluate("n => n.scrollWidth - n.clientWidth") <= 1, "the error is clipped"
+    stop.page.screenshot(path=SCREENSHOTS / "route-03-editor-line-4-projector.png")
     fits_width(editor)
 
 
@@ -168,6 +228,13 @@ def stop_3(stop: Stop) -> None:
     stop.run("from mini_agent.teaching.explorers import UnitScanStepper")
     stop.run("history = chapter_picture()")
     stepper = stop.run("stepper = UnitScanStepper(history)")
+    # the play control's buttons keep their icons at 150 % (no "▶ .." ellipsis)
+    buttons = stepper.locator(".widget-play button")
+    expect(buttons.first).to_be_visible()
+    for button in buttons.all():
+        assert button.evaluate("n => n.scrollWidth - n.clientWidth") <= 0
+    stepper.evaluate("n => n.scrollIntoView()")
+    stop.page.screenshot(path=SCREENSHOTS / "route-04-stepper-projector.png")
     next_ = stepper.get_by_role("button", name=words().next)
     next_.click()
     next_.click()
@@ -201,10 +268,11 @@ def stop_4(stop: Stop) -> None:
         stop.page.keyboard.type(str(budget))
         stop.page.keyboard.press("Enter")
         expect(explorer).to_contain_text(shown)
-        if budget == 400:  # the one kept unit in view under the slider, on the projector
+        if budget == 400:  # the kept unit, and the 348 that does not fit, under the slider
             explorer.locator(".widget-slider").evaluate("node => node.scrollIntoView()")
             kept = explorer.get_by_text(words().unit_note(10, 73, words().kept))
-            expect(kept).to_be_in_viewport()
+            stopped = explorer.get_by_text(words().unit_note(9, 348, words().stopped_here))
+            on_screen(kept, stopped)
             stop.page.screenshot(path=SCREENSHOTS / "route-05-budget-400-projector.png")
 
 
@@ -243,24 +311,33 @@ def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab) -> None:
     for phrase in ("磁盘上 9 条消息，发给模型 5 条", "[assistant(a,b) | tool a]", "73 字符"):
         assert phrase in route  # the figures this test checks are the ones 95 quotes
     timings: dict[str, dict[str, float]] = {}
+    folder = Path(lab.log).parent / "notebooks"
     for number, name, drive in STOPS:
         end_every_session(lab)
         with chromium(**PROJECTOR) as (page, _):
             started = time.monotonic()
             open_notebook(page, lab, name)
             ready = time.monotonic()
+            expect(page.locator(".jp-toast-message")).to_have_count(0)  # no news toast
             drive(Stop(page))
             timings[f"stop {number} ({name})"] = {
                 "page to kernel idle, s": round(ready - started, 1),
                 "the stop's cells, s": round(time.monotonic() - ready, 1),
             }
             page.screenshot(path=SCREENSHOTS / f"route-stop-{number}-projector.png")
+            if number == "1":  # changed and left open past three autosave intervals: not saved
+                tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current")
+                expect(tab).to_have_class(re.compile(r"\bjp-mod-dirty\b"))
+                page.wait_for_timeout(3_000)
+                expect(tab).to_have_class(re.compile(r"\bjp-mod-dirty\b"))
+                assert (folder / name).read_bytes() == (ROOT / "notebooks" / name).read_bytes()
     SCREENSHOTS.joinpath("route-timing.json").write_text(
         json.dumps(timings, ensure_ascii=False), encoding="utf-8"
     )
-    folder = Path(lab.log).parent / "notebooks"
     written = sorted(p.name for p in folder.iterdir() if p.name != ".ipynb_checkpoints")
     assert written == sorted(ROUTE), "the route writes nothing beside the notebooks"
+    for name in ROUTE:  # and nothing into them: `git status notebooks/` stays empty
+        assert (folder / name).read_bytes() == (ROOT / "notebooks" / name).read_bytes(), name
 
 
 def overlap(a: FloatRect | None, b: FloatRect | None) -> bool:
@@ -274,10 +351,9 @@ def overlap(a: FloatRect | None, b: FloatRect | None) -> bool:
 
 
 def run_all(page: Page) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-item", has=page.get_by_text("Run All Cells", exact=True)).click()
+    run_all_cells(page)
     expect(page.locator(".jp-InputPrompt", has_text="[*]:")).to_have_count(0, timeout=90_000)
-    expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+    expect(kernel_idle(page)).to_be_visible(timeout=60_000)
 
 
 EXPLORER_OF = {

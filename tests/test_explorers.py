@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,23 @@ def test_editor_names_the_physical_line_of_broken_json() -> None:
     first, second = editor.summary.splitlines()
     assert first.startswith("invalid session JSON at line 2: ")
     assert second == "  第 2 行：" + lines[1]
-    assert palette().marked_line in editor.view.value  # the bad line is highlighted
+    assert palette().marked_line in editor.html  # the bad line is highlighted, kernel or not
+    # the error sits above the text box, and the box shades line 2 itself
+    assert "invalid session JSON at line 2: " in editor.status.value
+    marked = re.findall(
+        r'<div class="mini-agent-line" style="[^"]+">.*?>(\d+)<', editor.gutter.value
+    )
+    assert marked == ["2"]
+
+
+def test_editor_numbers_physical_lines_beside_the_text_it_wraps_like_the_box() -> None:
+    text = 'a<b>\n\n{"role":"user","content":"' + "长" * 300 + '"}'
+    editor = SessionEditor(text)
+    numbers = re.findall(r'class="mini-agent-number">(\d+)</span>', editor.gutter.value)
+    assert numbers == ["1", "2", "3"]  # one per physical line, the blank one too
+    assert "a&lt;b&gt;" in editor.gutter.value  # the same characters, so the same wrapping
+    assert "长" * 300 in editor.gutter.value
+    assert "invalid session JSON at line 1" in editor.status.value
 
 
 def test_editor_counts_blank_lines_as_an_editor_does() -> None:

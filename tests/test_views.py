@@ -110,6 +110,29 @@ def test_trim_view_shows_the_chapters_error_when_nothing_fits() -> None:
     assert f"color:{palette().error}" in view._repr_html_()
 
 
+def test_trim_view_error_draws_only_the_unit_that_cannot_fit() -> None:
+    # on a projector the error and the unit it is about fit on one screen (00's budget 60)
+    html = TrimView(history(), 100)._repr_html_()
+    assert html.count("border-radius:6px") == 1  # the newest unit's box, no other
+    assert "单元 3 · 310 字符 · 比预算还大" in html
+    assert "… 更早的 2 个单元已丢弃，共 84 字符" in html
+    assert html.index("context budget cannot contain") < html.index("单元 3")
+
+
+def test_kept_first_puts_the_unit_that_did_not_fit_right_under_the_kept() -> None:
+    messages = [*history(), UserMessage("newest")]  # units: [user] [user] [a(a,b)…] [user]
+    view = TrimView(messages, 100, kept_first=True)
+    html = view._repr_html_()
+    notes = re.findall(r"单元 \d+ · \d+ 字符 · [^<]+", html)
+    assert notes == [
+        "单元 4 · 35 字符 · 保留",
+        "单元 3 · 310 字符 · 丢弃：第一个装不下的，从这里停下",
+        "单元 2 · 43 字符 · 丢弃",
+        "单元 1 · 41 字符 · 丢弃",
+    ]
+    assert repr(view) == repr(TrimView(messages, 100))  # the plain text keeps the order
+
+
 def test_html_is_escaped() -> None:
     html = SessionView([UserMessage("<script>alert(1)</script>")])._repr_html_()
     assert "<script>" not in html and "&lt;script&gt;" in html

@@ -14,6 +14,7 @@ library.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,12 +54,20 @@ def _box(children: Sequence[Any]) -> Any:
     return box
 
 
-def _gutter(text: str) -> str:
-    """Line numbers for the editor's lines, one per line, as the error messages count them."""
-    count = text.count("\n") + 1
-    # each number ends in an ideographic space: its line box then has the CJK font's height,
-    # like the text's lines beside it, so number n stays level with line n all the way down
-    return "<pre>" + "\n".join(f"{n}\u3000" for n in range(1, count + 1)) + "</pre>"
+def _gutter(text: str, mark: int | None = None) -> str:
+    """The editor's text again, invisible, one block per physical line with its number.
+
+    It lies under the text box (`style.WIDGET_CSS`) and wraps exactly as the box does (same
+    font, width and padding), so number n stands at the first row of line n however many
+    rows a long line wraps into: "line N" in an error is the line numbered N. Line `mark`
+    (the one an error names) is shaded, and the shade shows through the box."""
+    shade = f' style="background:{palette().marked_line}"'
+    rows = "".join(
+        f'<div class="mini-agent-line"{shade if number == mark else ""}>'
+        f'<span class="mini-agent-number">{number}</span>{html.escape(line) or " "}</div>'
+        for number, line in enumerate(text.split("\n"), start=1)
+    )
+    return f'<div class="mini-agent-lines">{rows}</div>'
 
 
 class _Explorer:
@@ -124,24 +133,27 @@ class _Steps:
 
 
 class SessionEditor(_Explorer):
-    """Type JSONL; every edit is checked by the package's session parser."""
+    """Type JSONL; every edit is checked by the package's session parser.
+
+    The loader's verdict sits above the text box and the box is a few rows tall (it scrolls
+    with its line numbers), so on a projector the line being edited and the error are on
+    screen together; long lines wrap, the numbers count physical lines."""
 
     def __init__(self, text: str | None = None) -> None:
         value = sample_session_text() if text is None else text
         self.text = widgets.Textarea(
-            value=value,
-            rows=max(12, value.count("\n") + 2),
-            layout=widgets.Layout(width="auto", flex="1 1 auto", min_width="0"),
+            value=value, rows=1, layout=widgets.Layout(width="100%", min_width="0")
         )
         self.text.add_class("mini-agent-editor")
-        # line numbers beside the text, one row each: the text never wraps, so line 2 is
-        # always row 2 (a long line scrolls sideways instead)
-        self.gutter = widgets.HTML(_gutter(value), layout=widgets.Layout(flex="0 0 auto"))
+        self.gutter = widgets.HTML(_gutter(value), layout=widgets.Layout(min_width="0"))
         self.gutter.add_class("mini-agent-gutter")
-        self.view = widgets.HTML()
+        self.status = widgets.HTML(layout=widgets.Layout(min_width="0"))
+        self.status.add_class("mini-agent-status")
+        self.view = widgets.HTML(layout=widgets.Layout(min_width="0", overflow="auto"))
         self.text.observe(lambda _: self._update(), names="value")
-        editor = widgets.HBox([self.gutter, self.text], layout=widgets.Layout(width="100%"))
-        self.widget = _box([editor, self.view])
+        frame = widgets.Box([self.gutter, self.text], layout=widgets.Layout(width="100%"))
+        frame.add_class("mini-agent-frame")
+        self.widget = _box([self.status, frame, self.view])
         self._update()
 
     @property
@@ -150,20 +162,27 @@ class SessionEditor(_Explorer):
 
     @property
     def html(self) -> str:
-        return _pre(str(self.text.value)) + str(self.view.value)
+        check = check_session_text(self.text.value)
+        if check.error is None:
+            return str(self.status.value) + _pre(str(self.text.value)) + str(self.view.value)
+        # no text box without a kernel: the lines as a table, the bad one shaded
+        bad, marked = check.error.line, palette().marked_line
+        lines = [visible_line(line) for line in str(self.text.value).split("\n")]
+        table = line_table(lines, lambda number: marked if number == bad else None)
+        return str(self.status.value) + page(table)
 
     def _update(self) -> None:
         value = str(self.text.value)
-        self.gutter.value = _gutter(value)
-        self.text.rows = max(12, value.count("\n") + 2)
         check = check_session_text(value)
+        colours = palette()
+        self.gutter.value = _gutter(value, check.error.line if check.error else None)
         if check.error is None:
+            self.status.value = page(_pre(SessionView(check.messages).summary(), colours.sent))
             self.view.value = SessionView(check.messages)._repr_html_()
             return
-        colours, bad = palette(), check.error.line
-        lines = [visible_line(line) for line in self.text.value.split("\n")]
-        table = line_table(lines, lambda number: colours.marked_line if number == bad else None)
-        self.view.value = page(_pre(check.summary, colours.error) + table)
+        # the error above the box, its line shaded in the box: nothing more to draw below
+        self.status.value = page(_pre(check.summary.splitlines()[0], colours.error))
+        self.view.value = ""
 
 
 # 2. Unit-scan stepper --------------------------------------------------------------------

@@ -157,14 +157,33 @@ WIDGET_CSS = f"""<style>
   font-size: var(--jp-content-font-size1, 14px);
 }}
 .{EXPLORER_CLASS} .widget-button {{ width: auto; min-width: 6em; }}
-.{EXPLORER_CLASS} .mini-agent-editor textarea {{
-  white-space: pre; overflow-wrap: normal; overflow-x: auto;
-  font-family: var(--jp-code-font-family, monospace); line-height: 1.5em; padding: 4px 6px;
+.{EXPLORER_CLASS} .widget-play {{ width: auto; flex: 0 0 auto; }}
+.{EXPLORER_CLASS} .widget-play .jupyter-button {{
+  width: 2.4em; min-width: 2.4em; flex: 0 0 auto; padding: 0; text-overflow: clip;
 }}
-.{EXPLORER_CLASS} .mini-agent-gutter pre {{
-  margin: 0; padding: 5px 0 0 0; text-align: right;
+.{EXPLORER_CLASS} .mini-agent-status pre {{ word-break: normal; overflow-wrap: anywhere; }}
+.{EXPLORER_CLASS} .mini-agent-frame {{
+  display: grid; max-height: calc(8 * 1.5em + 12px); overflow-y: auto; overflow-x: hidden;
+  border: 1px solid var(--jp-border-color1, #9ca3af); margin: 2px 0;
+}}
+.{EXPLORER_CLASS} .mini-agent-frame > * {{ grid-area: 1 / 1; margin: 0; min-width: 0; }}
+.{EXPLORER_CLASS} .mini-agent-gutter .widget-html-content {{ line-height: normal; }}
+.{EXPLORER_CLASS} .mini-agent-lines,
+.{EXPLORER_CLASS} .mini-agent-editor textarea {{
+  box-sizing: border-box; margin: 0; border: 0; padding: 4px 6px 4px 3.2em;
+  font-family: var(--jp-code-font-family, monospace);
   font-size: var(--jp-content-font-size1, 14px); line-height: 1.5em;
-  font-family: var(--jp-code-font-family, monospace); color: #374151; user-select: none;
+  white-space: pre-wrap; overflow-wrap: anywhere; word-break: normal; tab-size: 8;
+}}
+.{EXPLORER_CLASS} .mini-agent-lines {{ color: transparent; user-select: none; }}
+.{EXPLORER_CLASS} .mini-agent-line {{ position: relative; min-height: 1.5em; }}
+.{EXPLORER_CLASS} .mini-agent-number {{
+  position: absolute; left: -3.2em; width: 2.6em; text-align: right; color: #374151;
+}}
+.{EXPLORER_CLASS} .mini-agent-editor {{ height: 100%; }}
+.{EXPLORER_CLASS} .mini-agent-editor textarea {{
+  height: 100%; overflow: hidden; resize: none; background: transparent;
+  color: var(--jp-content-font-color1, #111827);
 }}
 </style>"""
 

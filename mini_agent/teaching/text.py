@@ -79,6 +79,8 @@ class Words:
     # --- TrimView ----------------------------------------------------------------------------
     kept: str = "保留"
     dropped: str = "丢弃"
+    stopped_here: str = "丢弃：第一个装不下的，从这里停下"  # the unit `trim_context` breaks at
+    too_big: str = "比预算还大"  # the newest unit, when the budget cannot hold it
 
     def trim_summary(
         self, budget: int, kept_units: int, units: int, kept: int, messages: int, used: int
@@ -163,7 +165,7 @@ class Words:
     play: str = "播放"
     step_slider: str = "步骤"
     moment_slider: str = "时刻"
-    budget_slider: str = "max_chars"  # the parameter's own name
+    budget_slider: str = "预算 max_chars"  # the parameter's own name stays recognisable
 
     # --- exercise reports --------------------------------------------------------------------
     def report_summary(self, title: str, passed: int, cases: int) -> str:

@@ -152,8 +152,9 @@ class TrimView:
     """Draw only this many units on each side of the cut; count the others in one line each
     (a 2,000-message session stays readable and quick to redraw). `None`: draw every unit."""
     kept_first: bool = False
-    """Draw the kept units above the dropped ones (05's explorer: the units the model gets stay
-    in view on a 720 px screen). The plain text keeps the conversation's order either way."""
+    """Draw the kept units above the dropped ones, and those newest first (05's explorer: the
+    units the model gets, and the first that did not fit, stay in view on a projector). The
+    plain text keeps the conversation's order either way."""
 
     @cached_property
     def units(self) -> list[list[Message]]:
@@ -236,12 +237,28 @@ class TrimView:
         note = f'<p style="color:{colours.muted};margin:2px 0">{{}}</p>'
         older = note.format(visible_html(before)) if before else ""
         newer = note.format(visible_html(after)) if after else ""
-        if self.kept_first:
-            kept_rows = [row for row in shown if row[3]]
-            boxes = draw(kept_rows) + newer + older + draw([r for r in shown if not r[3]])
+        kept = self.kept
+        if kept is None and self._rows:
+            # the error is the point: it, and the one unit it is about (the newest, the
+            # smallest consistent unit), fit on a projector; the older units are counted
+            *rest, (n, unit, chars, _) = self._rows
+            older = note.format(visible_html(w.older_dropped(len(rest), sum(r[2] for r in rest))))
+            boxes = _unit_html(unit, w.unit_note(n, chars, w.too_big), False)
+            boxes += older if rest else ""
+        elif self.kept_first:
+            # the kept units, then the dropped ones newest first: the unit the scan stopped
+            # at (the first that does not fit) sits right under the last one kept
+            dropped = [row for row in reversed(shown) if not row[3]]
+            stop = (
+                _unit_html(
+                    dropped[0][1], w.unit_note(dropped[0][0], dropped[0][2], w.stopped_here), False
+                )
+                if dropped
+                else ""
+            )
+            boxes = draw([r for r in shown if r[3]]) + newer + stop + draw(dropped[1:]) + older
         else:
             boxes = older + draw(shown) + newer
-        kept = self.kept
         used = estimate_context_chars(kept) if kept is not None else 0
         share = min(100, round(100 * used / self.max_chars))
         bar = (
