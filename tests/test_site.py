@@ -65,7 +65,8 @@ CHROMIUM_FLAGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
 LOOPBACK = "127.0.0.1"
-KERNEL_IDLE = "Python (Pyodide) | Idle"
+# the status bar's kernel entry once idle; the site's menus are Chinese (jupyter/overrides.json)
+KERNEL_IDLE = re.compile(r"Python \(Pyodide\) \| (?:空闲|Idle)\b")
 # The chapter's error phrases, with the line number where there is one.
 PHRASES = re.compile(
     "|".join(
@@ -217,9 +218,10 @@ def wait_for_new_kernel(page: Page, timeout: float = 120) -> None:
     deadline, started = time.monotonic() + timeout, False
     while time.monotonic() < deadline:
         status = status_bar(page)
-        if started and KERNEL_IDLE in status:
+        idle = KERNEL_IDLE.search(status) is not None
+        if started and idle:
             return
-        started = started or ("Python (Pyodide) |" in status and KERNEL_IDLE not in status)
+        started = started or ("Python (Pyodide) |" in status and not idle)
         page.wait_for_timeout(100)
     pytest.fail(f"the kernel did not start in {timeout} s: {status_bar(page)!r}")
 
@@ -258,18 +260,19 @@ def open_notebook(browser: Browser, lab: Lab, name: str) -> None:
     expect(current_tab(lab.page)).to_contain_text(name)
 
 
-def menu(page: Page, top: str, item: str) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text=top).first.click()
-    page.locator(".lm-Menu-item", has=page.get_by_text(item, exact=True)).click()
+def command(page: Page, name: str) -> None:
+    """A menu's command by its id (the menus' words follow the site's language: Chinese);
+    the site's jupyter-lite.json sets exposeAppInBrowser, so window.jupyterapp is the app."""
+    page.evaluate(f"window.jupyterapp.commands.execute({name!r})")
 
 
 def run_all_cells(page: Page) -> None:
-    """Run All from blank prompts: the site's notebooks carry their stored outputs and
-    counts, which a fresh run would number the same way."""
-    menu(page, "Edit", "Clear Outputs of All Cells")
+    """Run All from blank prompts (编辑 → 清除所有单元格的输出, then 运行 → 运行所有单元格): the
+    site's notebooks carry their stored outputs and counts, which a fresh run numbers alike."""
+    command(page, "notebook:clear-all-cell-outputs")
     expect(page.locator(f"{CURRENT} .jp-CodeCell .jp-OutputArea-output")).to_have_count(0)
     expect(page.locator(f"{CURRENT} .jp-InputPrompt", has_text=re.compile(r"\d"))).to_have_count(0)
-    menu(page, "Run", "Run All Cells")
+    command(page, "notebook:run-all-cells")
 
 
 def stored_notebook(name: str) -> list[dict[str, Any]]:
@@ -289,7 +292,8 @@ def cells_after_run_all(page: Page, count: int, timeout: float = 120) -> list[di
         if cells != last:
             still_since, last = time.monotonic(), cells
         busy = any(cell["prompt"] == "[*]:" for cell in cells)
-        if not busy and time.monotonic() - still_since > 2 and KERNEL_IDLE in status_bar(page):
+        still = time.monotonic() - still_since > 2
+        if not busy and still and KERNEL_IDLE.search(status_bar(page)):
             return cells
         page.wait_for_timeout(250)
     return page.evaluate(CELLS_JS)  # type: ignore[no-any-return]
@@ -431,6 +435,7 @@ def test_the_site_kernel_starts_from_bytecode_and_keeps_sources_and_completion(
     assert report["changed_source_ran"] is False
     assert "context.py" in report["traceback"] and "raise ContextBudgetError" in report["traceback"]
     assert "loads" in report["completes_module"] and "upper" in report["completes_builtin"]
+    assert report["completes_inferred"] == ["append"]
     assert report["jedi_stubs"] == ["typeshed"]  # the standard library's stubs, nothing else
 
 

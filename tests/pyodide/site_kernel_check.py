@@ -60,6 +60,8 @@ json.dumps(
             c.name for c in jedi.Interpreter("json.lo", [{"json": json}]).complete()
         ],
         "completes_builtin": [c.name for c in jedi.Interpreter("'abc'.upp", [{}]).complete()],
+        # inferred from the standard library's stubs (without them jedi recurses until it fails)
+        "completes_inferred": [c.name for c in jedi.Interpreter("x = [1]\nx.app", [{}]).complete()],
         "jedi_stubs": sorted(
             p.name for p in (pathlib.Path(str(jedi.__file__)).parent / "third_party").iterdir()
         ),
