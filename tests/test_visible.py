@@ -109,7 +109,7 @@ def hostile_session() -> list[Message]:
         ),
         ToolMessage(call_id, f"contents {PAYLOAD}", True),
         ToolMessage(f"lost{RLO}{ESC_TITLE}", f"orphan {PAYLOAD}"),
-        UserMessage(f"and now? {SURROGATE}{HTML}"),
+        UserMessage(f"and now? {SURROGATE}{RLO}{HTML}"),  # the newest: all an error view draws
     ]
 
 
