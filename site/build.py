@@ -230,6 +230,12 @@ def choose_notebooks(files: Path) -> dict[str, list[str]]:
             shutil.copy(notebook, files / notebook.name)
     for page in (ROOT / "notebooks").glob("*.md"):  # e.g. the cheat sheet the notebooks link to
         shutil.copy(page, files / page.name)
+    said = sample_sessions(files / SAMPLES)
+    expected = {"broken-json-line-3.jsonl": "invalid session JSON at line 3",
+                "broken-record-line-4.jsonl": "invalid session record at line 4"}  # fmt: skip
+    wrong = [name for name, phrase in expected.items() if not said[name].startswith(phrase)]
+    if wrong or not said["session.jsonl"].endswith(" messages"):
+        sys.exit(f"[site] the sample sessions do not say what their names say: {said}")
     for notebook in files.glob("*.ipynb"):
         unlink_left_out(notebook, set(left_out))
         join_multiline_strings(notebook)
@@ -252,6 +258,39 @@ def join_multiline_strings(notebook: Path) -> None:
                 if isinstance(value, list) and not mime.endswith("json"):
                     output["data"][mime] = "".join(value)
     notebook.write_text(json.dumps(content, ensure_ascii=False, indent=1) + "\n", "utf-8")
+
+
+SAMPLES = "samples"  # session files in the file browser, to double-click and to load
+
+
+def sample_sessions(folder: Path) -> dict[str, str]:
+    """The kit's sample session as a file, and two copies broken the chapter's two ways (a line
+    that is not JSON, a record the parser refuses), for a student to open as text and to load.
+    Returns {file name: what load_session says}, checked here against the kit itself."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from mini_agent import SessionFormatError, load_session
+        from mini_agent.teaching.samples import sample_session_text
+    finally:
+        sys.path.remove(str(ROOT))
+    lines = sample_session_text().splitlines(keepends=True)
+    torn = lines[2][: len(lines[2]) // 2] + "\n"  # cut mid-line, as a crash can leave it
+    no_calls = lines[3].replace(',"toolCalls":[]', "")  # an assistant without toolCalls
+    assert no_calls != lines[3], "the sample's line 4 is an assistant with toolCalls: []"
+    files = {
+        "session.jsonl": lines,
+        "broken-json-line-3.jsonl": [*lines[:2], torn, *lines[3:]],
+        "broken-record-line-4.jsonl": [*lines[:3], no_calls, *lines[4:]],
+    }
+    folder.mkdir()
+    said: dict[str, str] = {}
+    for name, content in files.items():
+        (folder / name).write_text("".join(content), encoding="utf-8")
+        try:
+            said[name] = f"{len(load_session(folder / name))} messages"
+        except SessionFormatError as error:
+            said[name] = str(error)
+    return said
 
 
 def unlink_left_out(notebook: Path, left_out: set[str]) -> None:

@@ -35,10 +35,12 @@ from mini_agent import (
     AssistantMessage,
     ContextBudgetError,
     Message,
+    SessionFormatError,
     ToolCall,
     ToolMessage,
     UserMessage,
     append_session,
+    load_session,
     to_record,
     trim_context,
 )
@@ -383,6 +385,22 @@ def test_no_text_file_of_the_site_names_a_cdn(site: Path) -> None:
             if b"\0" not in data[:8192] and named.search(data.decode("utf-8", "replace")):
                 hits.append(path.relative_to(site).as_posix())
     assert hits == []
+
+
+def test_the_sample_sessions_say_what_their_names_say(site: Path) -> None:
+    """samples/ in the file browser: the kit's sample session and two copies broken the
+    chapter's two ways, to double-click (text) and to load (the chapter's phrase, its line)."""
+    folder = site / "files" / "samples"
+    assert len(load_session(folder / "session.jsonl")) == 15
+    for name, phrase in [("broken-json-line-3.jsonl", f"{INVALID_JSON} 3"),
+                         ("broken-record-line-4.jsonl", f"{INVALID_RECORD} 4")]:  # fmt: skip
+        with pytest.raises(SessionFormatError) as raised:
+            load_session(folder / name)
+        assert str(raised.value).startswith(phrase), raised.value
+    listed = json.loads((site / "api" / "contents" / "samples" / "all.json").read_text("utf-8"))
+    assert sorted(item["name"] for item in listed["content"]) == sorted(
+        path.name for path in folder.iterdir()
+    )
 
 
 # The kernel's start: the build's prepared wheels (site/prepare_wheels.py), checked under node
