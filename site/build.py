@@ -239,6 +239,7 @@ def choose_notebooks(files: Path) -> dict[str, list[str]]:
     for notebook in files.glob("*.ipynb"):
         unlink_left_out(notebook, set(left_out))
         join_multiline_strings(notebook)
+        name_the_browser_kernel(notebook)
     return left_out
 
 
@@ -291,6 +292,31 @@ def sample_sessions(folder: Path) -> dict[str, str]:
         except SessionFormatError as error:
             said[name] = str(error)
     return said
+
+
+# What the Pyodide kernel reports when it connects (jupyterlite-pyodide-kernel 0.8.6: its
+# kernelspec, and the language_info its kernelInfoRequest returns, "3.8" included).
+BROWSER_KERNEL = {
+    "kernelspec": {"name": "python", "display_name": "Python (Pyodide)", "language": "python"},
+    "language_info": {
+        "codemirror_mode": {"name": "python", "version": 3},
+        "file_extension": ".py",
+        "mimetype": "text/x-python",
+        "name": "python",
+        "nbconvert_exporter": "python",
+        "pygments_lexer": "ipython3",
+        "version": "3.8",
+    },
+}
+
+
+def name_the_browser_kernel(notebook: Path) -> None:
+    """The site's copy names the kernel the browser runs: JupyterLab rewrites a notebook's
+    kernelspec and language_info when its kernel connects, and a notebook named for another
+    kernel opened as changed (unsaved) before a student touched it."""
+    content = json.loads(notebook.read_text(encoding="utf-8"))
+    content["metadata"].update(json.loads(json.dumps(BROWSER_KERNEL)))
+    notebook.write_text(json.dumps(content, ensure_ascii=False, indent=1) + "\n", "utf-8")
 
 
 def unlink_left_out(notebook: Path, left_out: set[str]) -> None:

@@ -259,6 +259,9 @@ def open_notebook(browser: Browser, lab: Lab, name: str) -> None:
         expect(current_tab(lab.page)).to_contain_text(name)
         wait_for_new_kernel(lab.page)
         browser.timings.kernel_ready[name] = time.monotonic() - started
+        # opened and connected, not yet touched: not "changed" (the site's copy names the
+        # browser's kernel, which JupyterLab would otherwise write in and mark unsaved)
+        expect(current_tab(lab.page)).not_to_have_class(re.compile(r"\bjp-mod-dirty\b"))
     expect(current_tab(lab.page)).to_contain_text(name)
 
 
