@@ -230,6 +230,17 @@ def test_clipped_file_view_keeps_one_row_per_line_and_the_whole_line_in_a_toolti
     assert repr(clipped) == repr(whole)
 
 
+def test_side_by_side_shares_the_width_by_weight() -> None:
+    both = SideBySide(("a", FileView("x\n")), ("b", [1]), weights=(2, 3))
+    assert re.findall(r"flex:(\d+) 1 0", both._repr_html_()) == ["2", "3"]
+    assert re.findall(r"flex:(\d+) 1 0", SideBySide(("a", 1), ("b", 2))._repr_html_()) == [
+        "1",
+        "1",
+    ]
+    with pytest.raises(ValueError, match="2 panels need 2 weights"):
+        SideBySide(("a", 1), ("b", 2), weights=(1,))
+
+
 def test_file_view_of_a_path_shows_only_the_file_name(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     path.write_text("x\n", encoding="utf-8")
@@ -243,7 +254,10 @@ def test_side_by_side_shows_every_panel_in_text_and_html() -> None:
     both = SideBySide(("disk", FileView("x\n")), ("model", [1]))
     assert repr(both) == "── disk ──\n1 行，2 字符\n   1 | x\n\n── model ──\n[1]"
     html = both._repr_html_()
-    assert "<h4>disk</h4>" in html and "<pre style='font-size:1em'>[1]</pre>" in html
+    assert (
+        "<h4 style='margin:0 0 4px;font-size:1.1em'>disk</h4>" in html
+        and "<pre style='font-size:1em'>[1]</pre>" in html
+    )
 
 
 def test_unit_numbers_line_up_from_ten_units_on() -> None:

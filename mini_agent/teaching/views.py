@@ -277,7 +277,10 @@ class TrimView:
             f'height:8px;border-radius:4px"></div></div>'
         )
         colour = colours.error if kept is None else colours.text
-        return page(f'<p style="color:{colour}">{visible_html(self.summary())}</p>{bar}{boxes}')
+        # folded (a narrow column on a projector): no blank line between the summary and bar
+        tight = ";margin:0 0 4px" if self.fold_dropped else ""
+        summary = f'<p style="color:{colour}{tight}">{visible_html(self.summary())}</p>'
+        return page(f"{summary}{bar}{boxes}")
 
 
 # --- notebooks 04 and 06: the reverse scan, and disk beside what the model was sent ---------
@@ -604,14 +607,16 @@ def line_table(
     `clip`: the table as wide as its box, each line cut with `…`, whole in its tooltip."""
     cut = ";overflow:hidden;text-overflow:ellipsis" if clip else ""
     # a fixed layout takes its column widths from the first row: room for the numbers
-    narrow = f";width:{len(str(len(lines))) + 1.2:g}em" if clip else ""
+    narrow = f";width:{len(str(len(lines))) + 0.6:g}em" if clip else ""
+    # JupyterLab wraps `code` in rendered HTML: told to keep its line, the cell cuts it
+    keep = " style='font-size:1em;white-space:pre'" if clip else ""
     rows = "".join(
         f"<tr style='background:{background(number) or 'transparent'}'>"
         f"<td style='{NUMBER_CELL};color:{palette().muted};user-select:none{narrow}'>"
         f"{number}</td>"
         f"<td style='{CELL};white-space:pre{cut}'"
         + (f" title='{visible_html(visible(line))}'" if clip else "")
-        + f"><code>{visible_html(visible(line))}</code></td></tr>"
+        + f"><code{keep}>{visible_html(visible(line))}</code></td></tr>"
         for number, line in enumerate(lines, start=1)
     )
     fixed = "font-size:1em;border-collapse:collapse;table-layout:fixed;width:100%"
@@ -619,10 +624,15 @@ def line_table(
 
 
 class SideBySide:
-    """Several views next to each other (one above the other in plain text)."""
+    """Several views next to each other (one above the other in plain text).
 
-    def __init__(self, *panels: tuple[str, object]) -> None:
+    `weights`: each column's share of the width (equal shares by default)."""
+
+    def __init__(self, *panels: tuple[str, object], weights: Sequence[float] | None = None) -> None:
         self.panels = panels
+        self.weights = tuple(weights) if weights is not None else (1,) * len(panels)
+        if len(self.weights) != len(panels):
+            raise ValueError(f"{len(panels)} panels need {len(panels)} weights")
 
     def __repr__(self) -> str:
         return "\n\n".join(
@@ -631,10 +641,10 @@ class SideBySide:
 
     def _repr_html_(self) -> str:
         columns = "".join(
-            f"<div style='flex:1;min-width:0;overflow-x:auto'>"
-            f"<h4>{visible_html(visible(title))}</h4>"
+            f"<div style='flex:{weight:g} 1 0;min-width:0;overflow-x:auto'>"
+            f"<h4 style='margin:0 0 4px;font-size:1.1em'>{visible_html(visible(title))}</h4>"
             f"{_html_of(value)}</div>"
-            for title, value in self.panels
+            for (title, value), weight in zip(self.panels, self.weights, strict=True)
         )
         return page(f"<div style='display:flex;gap:24px;align-items:flex-start'>{columns}</div>")
 
