@@ -497,10 +497,14 @@ def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab) -> None:
         code = frame.locator(
             ".present .jp-InputArea-editor", has_text="explorer = BudgetExplorer()"
         )
-        for _ in range(20):  # forward to the explorer's slide
+        # 95: click the slide first (the keys go to the slideshow), then Space: it walks every
+        # slide in order (→ skips vertical sub-slides); the route never uses →
+        assert "**先在幻灯片正文上点一下**" in route and "**别用 `→`**" in route
+        frame.locator(".reveal .slides section.present").get_by_role("heading").first.click()
+        for _ in range(30):  # forward to the explorer's slide
             if code.count():
                 break
-            page.keyboard.press("ArrowRight")
+            page.keyboard.press("Space")
             page.wait_for_timeout(300)
         expect(code).to_have_count(1)
         code.click()
