@@ -252,10 +252,18 @@ def stop_2(stop: Stop) -> None:
     expect(status).to_contain_text(f"{len(lines) - 1} 条消息")
     # step 3: line 4's "toolCalls" deleted; the long error wraps inside the window
     key = ',"toolCalls":[]'
-    assert f"第 4 行是 `{lines[3]}`" in route_text() and f"`{key}`" in route_text()
-    at = sum(len(line) + 1 for line in lines[:3]) + lines[3].index(key)
-    text.evaluate(f"n => {{ n.focus(); n.setSelectionRange({at}, {at + len(key)}); }}")
-    stop.page.keyboard.press("Backspace")
+    assert f"第 4 行是 `{lines[3]}`" in route_text() and "按 15 次退格" in route_text()
+    assert len(key) == 15 and f"`{key}`" in route_text()
+    assert lines[3].endswith(key + "}")
+    # as 95 says: click at the end of line 4, one ← to before its `}`, 15 backspaces
+    line_4 = rows.nth(3).bounding_box()
+    assert line_4 is not None
+    stop.page.mouse.click(line_4["x"] + line_4["width"] - 3, line_4["y"] + line_4["height"] - 8)
+    stop.page.keyboard.press("End")
+    stop.page.keyboard.press("ArrowLeft")
+    for _ in range(len(key)):
+        stop.page.keyboard.press("Backspace")
+    assert text.input_value().split("\n")[3] == lines[3].removesuffix(key + "}") + "}"
     expect(status).to_contain_text("invalid session record at line 4: assistant needs toolCalls")
     expect(status).to_contain_text("释义：第 4 行是 JSON，却不是一条合法的消息")
     on_screen(status, rows.nth(3).locator(".mini-agent-number"))
@@ -500,6 +508,18 @@ def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab) -> None:
         # 95: click the slide first (the keys go to the slideshow), then Space: it walks every
         # slide in order (→ skips vertical sub-slides); the route never uses →
         assert "**先在幻灯片正文上点一下**" in route and "**别用 `→`**" in route
+        frame.locator(".reveal .slides section.present").get_by_role("heading").first.click()
+        # the on-screen arrows work too: one slide on and back again
+        slide = frame.locator(".reveal .slides section.present:not(.stack)")
+        first = slide.evaluate("n => n.innerText")
+        for arrow, moved in (("right", True), ("left", False)):
+            frame.locator(f".reveal .controls .navigate-{arrow}").click()
+            for _ in range(20):
+                if (slide.evaluate("n => n.innerText") != first) == moved:
+                    break
+                page.wait_for_timeout(200)
+            assert (slide.evaluate("n => n.innerText") != first) == moved, arrow
+        # 95: keys not answering after a click on something else: click the slide again
         frame.locator(".reveal .slides section.present").get_by_role("heading").first.click()
         for _ in range(30):  # forward to the explorer's slide
             if code.count():
