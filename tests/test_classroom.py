@@ -3,9 +3,11 @@
 - `test_the_route_runs_stop_by_stop_from_a_fresh_kernel`: each stop in a fresh kernel, running
   exactly the cells 95 names, in its order, with the projector switch on (the browser zoomed to
   150 % on a 1280x720 projector: an 853x480 CSS-pixel window at 1.5 device pixels per pixel);
-  no error output, and the figures 95 quotes appear — on screen where the stop is about them
-  (the edited line beside the loader's error, the budget error, the unit that does not fit),
-  with no news toast over them. Nothing is saved into the notebooks, though autosave would
+  each cell run as 95 says (click its code, Ctrl+Enter; a display cell's output then scrolled
+  to the top); no error output, and the figures 95 quotes appear — on screen where the stop is
+  about them (00's file lines and kept units, the edited line beside the loader's error and
+  its 释义, 04's units beside the index table, the unit that does not fit, RunView's ○ in row
+  0, the responsibility table's header), with no news toast over them. Nothing is saved into the notebooks, though autosave would
   have fired. Each stop's wall time goes to `screenshots/route-timing.json` (measured, never
   asserted).
 - `test_layouts_fit_at_tablet_and_projector_sizes`: screenshots of 03-06 at 1280x720 and
@@ -13,7 +15,8 @@
   explorer fits the notebook's width with the file browser open at 768 px (00's stated minimum).
 - `test_slides_show_05s_live_slider_and_stay_on_loopback`: 05's budget slider is the one
   explorer with a slide; run there in RISE it moves (the pinned widget manager loads in RISE's
-  page); no English placeholder and no request off loopback.
+  page), reached as 95 says (a click on the slide, the on-screen arrows, Space); no English
+  placeholder and no request off loopback.
 
 Copies of the notebooks run in a temp dir; the repository's notebooks never change.
 """
