@@ -3,9 +3,11 @@
 - `test_the_route_runs_stop_by_stop_from_a_fresh_kernel`: each stop in a fresh kernel, running
   exactly the cells 95 names, in its order, with the projector switch on (the browser zoomed to
   150 % on a 1280x720 projector: an 853x480 CSS-pixel window at 1.5 device pixels per pixel);
-  no error output, and the figures 95 quotes appear — on screen where the stop is about them
-  (the edited line beside the loader's error, the budget error, the unit that does not fit),
-  with no news toast over them. Nothing is saved into the notebooks, though autosave would
+  each cell run as 95 says (click its code, Ctrl+Enter; a display cell's output then scrolled
+  to the top); no error output, and the figures 95 quotes appear — on screen where the stop is
+  about them (00's file lines and kept units, the edited line beside the loader's error and
+  its 释义, 04's units beside the index table, the unit that does not fit, RunView's ○ in row
+  0, the responsibility table's header), with no news toast over them. Nothing is saved into the notebooks, though autosave would
   have fired. Each stop's wall time goes to `screenshots/route-timing.json` (measured, never
   asserted).
 - `test_layouts_fit_at_tablet_and_projector_sizes`: screenshots of 03-06 at 1280x720 and
@@ -13,7 +15,8 @@
   explorer fits the notebook's width with the file browser open at 768 px (00's stated minimum).
 - `test_slides_show_05s_live_slider_and_stay_on_loopback`: 05's budget slider is the one
   explorer with a slide; run there in RISE it moves (the pinned widget manager loads in RISE's
-  page); no English placeholder and no request off loopback.
+  page), reached as 95 says (a click on the slide, the on-screen arrows, Space); no English
+  placeholder and no request off loopback.
 
 Copies of the notebooks run in a temp dir; the repository's notebooks never change.
 """
@@ -57,6 +60,7 @@ ROUTE = (
 )
 BUDGET_ERROR = "context budget cannot contain the smallest consistent message unit"
 PROJECTOR = {"viewport": {"width": 853, "height": 480}, "device_scale_factor": 1.5}
+RUN_KEY = "Control+Enter"  # 95: "上课时运行单元格用 `Ctrl+Enter`"
 SETTINGS: dict[str, dict[str, object]] = {
     # every cell in the page, so a cell found by its text is there to click
     "notebook-extension/tracker": {"windowingMode": "none"},
@@ -120,6 +124,18 @@ def open_notebook(page: Page, lab: Lab, name: str) -> None:
     expect(kernel_idle(page)).to_be_visible(timeout=60_000)
 
 
+# the output's first line a few pixels under the notebook's top edge, as a wheel leaves it
+TO_THE_TOP = """n => {
+    n.scrollIntoView();
+    let box = n.parentElement;
+    while (box && !(box.scrollHeight > box.clientHeight
+                    && /auto|scroll/.test(getComputedStyle(box).overflowY))) {
+        box = box.parentElement;
+    }
+    if (box) box.scrollBy(0, -6);
+}"""
+
+
 class Stop:
     """One stop of the route: cells run by their text, in a fresh kernel, counted."""
 
@@ -132,9 +148,9 @@ class Stop:
         expect(cell).to_have_count(1)
         return cell
 
-    def run(self, text: str, key: str = "Control+Enter") -> Locator:
-        """Run the one code cell whose code contains `text` (with `key`: Shift+Enter moves on
-        to the next cell, as an instructor does); fail on any error output."""
+    def run(self, text: str, key: str = RUN_KEY) -> Locator:
+        """Run the one code cell whose code contains `text` as 95 says (click its code, press
+        Ctrl+Enter: it runs in place and the screen stays put); fail on any error output."""
         cell = self.cell(text)
         cell.locator(".jp-InputArea-editor").click()
         self.page.keyboard.press(key)
@@ -144,6 +160,19 @@ class Stop:
         expect(kernel_idle(self.page)).to_be_visible(timeout=60_000)
         errors = cell.locator('[data-mime-type="application/vnd.jupyter.stderr"]')
         expect(errors).to_have_count(0)
+        return cell
+
+    def show(self, text: str) -> Locator:
+        """Run a display cell as 95 says, then scroll its output's first line to the top of
+        the notebook (the mouse wheel, in class). Ctrl+Enter left the screen where it was, so
+        the output's top is in view before the scroll (Shift+Enter scrolls it off the top)."""
+        cell = self.run(text)
+        output = cell.locator(".jp-OutputArea-output").first
+        top = output.evaluate("n => n.getBoundingClientRect().top")
+        window = self.page.viewport_size
+        assert window is not None
+        assert 0 <= top < window["height"], "the output's top is off-screen"
+        output.evaluate(TO_THE_TOP)
         return cell
 
 
@@ -163,22 +192,33 @@ def on_screen(*shown: Locator) -> None:
 def stop_1(stop: Stop) -> None:
     stop.run("from mini_agent import (")
     stop.run("workdir = tempfile.TemporaryDirectory()")
-    stop.run("messages = load_session(session_path)")
+    side = stop.show("messages = load_session(session_path)")
+    # the file's nine lines, one row each (cut with …, never a sideways scrollbar), and the
+    # kept units 4-6 the instructor points at, with the dropped ones counted in one line
+    rows = side.locator("table").first.locator("tr")
+    expect(rows).to_have_count(9)
+    for row in rows.all():
+        assert row.evaluate("n => n.getClientRects()[0].height") < 40, "a line wraps"
+    assert side.locator("td[title]").first.evaluate("n => n.scrollWidth > n.clientWidth")
+    fits_width(side)
+    kept = [side.get_by_text(f"单元 {n} · ") for n in (4, 5, 6)]
+    on_screen(rows.first, rows.last, side.get_by_text("更早的 3 个单元已丢弃"), *kept)
+    on_screen(side.locator(".mini-agent-view > div > div").nth(1))  # the whole context column
+    stop.page.screenshot(path=SCREENSHOTS / "route-00-side-by-side-projector.png")
     expect(stop.run("context = trim_context(messages, budget)")).to_contain_text(
         "磁盘上 9 条消息，发给模型 5 条"
     )
-    # Shift+Enter moves on and JupyterLab scrolls to the next cell: the error is still in view
-    view = stop.run("TrimView(messages, 60)", "Shift+Enter")
+    view = stop.show("TrimView(messages, 60)")
     on_screen(view.get_by_text(BUDGET_ERROR), view.get_by_text("单元 6 · 83 字符"))
     stop.page.screenshot(path=SCREENSHOTS / "route-00-budget-60-projector.png")
     # a stray Shift+Enter or two more: no cell deletes what the stop's cells read
     for _ in range(3):
         stop.page.keyboard.press("Shift+Enter")
+    stop.runs += 1  # the first one ran the budget-60 cell again (Ctrl+Enter stayed on it)
     stop.run("messages = load_session(session_path)")
 
 
 def stop_2(stop: Stop) -> None:
-    stop.page.keyboard.press("Control+b")  # 95's checklist: the file browser closed
     stop.run("from mini_agent.teaching.explorers import SessionEditor")
     editor = stop.run("editor = SessionEditor()")
     text = editor.locator("textarea")
@@ -207,6 +247,7 @@ def stop_2(stop: Stop) -> None:
     stop.page.keyboard.press("End")
     stop.page.keyboard.press("Backspace")
     expect(status).to_contain_text("invalid session JSON at line 2")
+    expect(status).to_contain_text("释义：第 2 行不是合法的 JSON")
     assert text.input_value().split("\n")[1] == lines[1][:-1]
     on_screen(status, line_2.locator(".mini-agent-number"))
     stop.page.screenshot(path=SCREENSHOTS / "route-03-editor-line-2-projector.png")
@@ -214,10 +255,20 @@ def stop_2(stop: Stop) -> None:
     expect(status).to_contain_text(f"{len(lines) - 1} 条消息")
     # step 3: line 4's "toolCalls" deleted; the long error wraps inside the window
     key = ',"toolCalls":[]'
-    at = sum(len(line) + 1 for line in lines[:3]) + lines[3].index(key)
-    text.evaluate(f"n => {{ n.focus(); n.setSelectionRange({at}, {at + len(key)}); }}")
-    stop.page.keyboard.press("Backspace")
+    assert f"第 4 行是 `{lines[3]}`" in route_text() and "按 15 次退格" in route_text()
+    assert len(key) == 15 and f"`{key}`" in route_text()
+    assert lines[3].endswith(key + "}")
+    # as 95 says: click at the end of line 4, one ← to before its `}`, 15 backspaces
+    line_4 = rows.nth(3).bounding_box()
+    assert line_4 is not None
+    stop.page.mouse.click(line_4["x"] + line_4["width"] - 3, line_4["y"] + line_4["height"] - 8)
+    stop.page.keyboard.press("End")
+    stop.page.keyboard.press("ArrowLeft")
+    for _ in range(len(key)):
+        stop.page.keyboard.press("Backspace")
+    assert text.input_value().split("\n")[3] == lines[3].removesuffix(key + "}") + "}"
     expect(status).to_contain_text("invalid session record at line 4: assistant needs toolCalls")
+    expect(status).to_contain_text("释义：第 4 行是 JSON，却不是一条合法的消息")
     on_screen(status, rows.nth(3).locator(".mini-agent-number"))
     assert status.evaluate("n => n.scrollWidth - n.clientWidth") <= 1, "the error is clipped"
     stop.page.screenshot(path=SCREENSHOTS / "route-03-editor-line-4-projector.png")
@@ -227,13 +278,12 @@ def stop_2(stop: Stop) -> None:
 def stop_3(stop: Stop) -> None:
     stop.run("from mini_agent.teaching.explorers import UnitScanStepper")
     stop.run("history = chapter_picture()")
-    stepper = stop.run("stepper = UnitScanStepper(history)")
+    stepper = stop.show("stepper = UnitScanStepper(history)")  # its buttons at the top
     # the play control's buttons keep their icons at 150 % (no "▶ .." ellipsis)
     buttons = stepper.locator(".widget-play button")
     expect(buttons.first).to_be_visible()
     for button in buttons.all():
         assert button.evaluate("n => n.scrollWidth - n.clientWidth") <= 0
-    stepper.evaluate("n => n.scrollIntoView()")
     stop.page.screenshot(path=SCREENSHOTS / "route-04-stepper-projector.png")
     next_ = stepper.get_by_role("button", name=words().next)
     next_.click()
@@ -242,6 +292,16 @@ def stop_3(stop: Stop) -> None:
     for line in scan_position_text(history, list(scan_steps(history)), 2).splitlines():
         expect(stepper).to_contain_text(line)
     fits_width(stepper)
+    # the units the talk is about beside the index table, both on screen with the buttons
+    table = stepper.locator("table", has_text="index")
+    units = stepper.get_by_text(words().units_heading, exact=True).locator("..")
+    stop.page.screenshot(path=SCREENSHOTS / "route-04-stepper-step-2-projector.png")
+    boxes = units.locator(".mini-agent-view > div")  # one box per unit
+    expect(boxes).to_have_count(2)
+    on_screen(next_, table, units.get_by_text(words().units_heading), *boxes.all())
+    table_box, units_box = table.bounding_box(), units.bounding_box()
+    assert table_box is not None and units_box is not None
+    assert units_box["x"] >= table_box["x"] + table_box["width"], "units under the table"
     # what the model is sent: the unit [assistant(a,b) | tool a], b's request without a result
     missing_b = stop.run("missing_b = [")
     expect(missing_b).to_contain_text("2 条消息，235 字符")
@@ -280,8 +340,15 @@ def stop_5(stop: Stop) -> None:
     stop.run("import inspect")
     stop.run("demo.reset()")
     stop.run("client = demo.client(FIRST_RUN)")
-    run_view = stop.run("demo.run(FIRST_RUN)")
+    run_view = stop.show("demo.run(FIRST_RUN)")
     expect(run_view).to_contain_text("○")
+    # the point of the stop: request 3 leaves out the first user message (row 0)
+    header = run_view.locator("tr").first
+    first = run_view.locator("tr", has=stop.page.locator("td", has_text=re.compile(r"^0$")))
+    mark = first.locator("td", has_text="○")
+    expect(mark).to_have_count(1)
+    on_screen(header, mark)
+    stop.page.screenshot(path=SCREENSHOTS / "route-06-runview-projector.png")
     stop.run("second = demo.client(RESTART)")
 
 
@@ -292,7 +359,11 @@ def stop_6(stop: Stop) -> None:
     expect(broken).to_contain_text("模型收到的请求数：0")
     # after the corruption, the notebook's display cells still run
     stop.run("demo.run(FIRST_RUN)")
-    stop.run("first_requests = demo.clients")
+    table = stop.show("first_requests = demo.clients")
+    header = table.locator("tr").first
+    expect(header).to_contain_text("失败语义")
+    on_screen(header, table.locator("tr", has_text="完整事件"))
+    stop.page.screenshot(path=SCREENSHOTS / "route-06-table-projector.png")
     stop.run("stepper = RunStepper()")
 
 
@@ -308,6 +379,10 @@ STOPS = (
 
 def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab) -> None:
     route = route_text()
+    # the test runs cells the way 95 tells the instructor to, at the top and at every stop
+    assert "**上课时运行单元格用 `Ctrl+Enter`" in route
+    stops = route.split("\n## 第 ")[1:7]
+    assert len(stops) == 6 and all("Ctrl+Enter" in text for text in stops)
     for phrase in ("磁盘上 9 条消息，发给模型 5 条", "[assistant(a,b) | tool a]", "73 字符"):
         assert phrase in route  # the figures this test checks are the ones 95 quotes
     timings: dict[str, dict[str, float]] = {}
@@ -319,6 +394,9 @@ def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab) -> None:
             open_notebook(page, lab, name)
             ready = time.monotonic()
             expect(page.locator(".jp-toast-message")).to_have_count(0)  # no news toast
+            if page.locator(".jp-FileBrowser").is_visible():  # 95's checklist: Ctrl+B
+                page.keyboard.press("Control+b")
+            expect(page.locator(".jp-FileBrowser")).to_be_hidden()
             drive(Stop(page))
             timings[f"stop {number} ({name})"] = {
                 "page to kernel idle, s": round(ready - started, 1),
@@ -430,10 +508,27 @@ def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab) -> None:
         code = frame.locator(
             ".present .jp-InputArea-editor", has_text="explorer = BudgetExplorer()"
         )
-        for _ in range(20):  # forward to the explorer's slide
+        # 95: click the slide first (the keys go to the slideshow), then Space: it walks every
+        # slide in order (→ skips vertical sub-slides); the route never uses →
+        assert "**先在幻灯片正文上点一下**" in route and "**别用 `→`**" in route
+        frame.locator(".reveal .slides section.present").get_by_role("heading").first.click()
+        # the on-screen arrows work too: one slide on and back again
+        slide = frame.locator(".reveal .slides section.present:not(.stack)")
+        text_of = "n => n.innerText.replaceAll('¶', '')"  # a hovered heading shows its ¶ link
+        first = slide.evaluate(text_of)
+        for arrow, moved in (("right", True), ("left", False)):
+            frame.locator(f".reveal .controls .navigate-{arrow}").click()
+            for _ in range(20):
+                if (slide.evaluate(text_of) != first) == moved:
+                    break
+                page.wait_for_timeout(200)
+            assert (slide.evaluate(text_of) != first) == moved, arrow
+        # 95: keys not answering after a click on something else: click the slide again
+        frame.locator(".reveal .slides section.present").get_by_role("heading").first.click()
+        for _ in range(30):  # forward to the explorer's slide
             if code.count():
                 break
-            page.keyboard.press("ArrowRight")
+            page.keyboard.press("Space")
             page.wait_for_timeout(300)
         expect(code).to_have_count(1)
         code.click()

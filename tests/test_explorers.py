@@ -26,6 +26,7 @@ from mini_agent.teaching.explorer_logic import (
     scan_position_text,
 )
 from mini_agent.teaching.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
+from mini_agent.teaching.glosses import gloss_line
 from mini_agent.teaching.samples import chapter_picture, sample_session, sample_session_text
 from mini_agent.teaching.style import palette
 from mini_agent.teaching.text import request_line
@@ -91,6 +92,22 @@ def test_editor_names_the_physical_line_of_broken_json() -> None:
         r'<div class="mini-agent-line" style="[^"]+">.*?>(\d+)<', editor.gutter.value
     )
     assert marked == ["2"]
+
+
+def test_editor_glosses_its_error_in_chinese_as_03s_shown_errors_do() -> None:
+    # 95's stop 2, step 3: line 4's `,"toolCalls":[]` deleted
+    lines = sample_session_text().split("\n")
+    lines[3] = lines[3].replace(',"toolCalls":[]', "", 1)
+    check = check_session_text("\n".join(lines))
+    error, meaning = check.status.splitlines()
+    assert error.startswith("invalid session record at line 4: assistant needs toolCalls")
+    assert check.error is not None
+    assert meaning == gloss_line(check.error)  # the one gloss show_error prints too
+    assert meaning.startswith("释义：第 4 行是 JSON，却不是一条合法的消息：assistant 必须带")
+    editor = SessionEditor("\n".join(lines))
+    assert "释义：第 4 行是 JSON" in editor.status.value
+    editor.text.value = sample_session_text()
+    assert "释义" not in editor.status.value  # a loadable session: its summary alone
 
 
 def test_editor_numbers_physical_lines_beside_the_text_it_wraps_like_the_box() -> None:

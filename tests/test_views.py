@@ -119,6 +119,18 @@ def test_trim_view_error_draws_only_the_unit_that_cannot_fit() -> None:
     assert html.index("context budget cannot contain") < html.index("单元 3")
 
 
+def test_fold_dropped_counts_the_dropped_units_in_one_line_above_the_kept() -> None:
+    # 00's side-by-side view: the kept units (what the instructor points at) fit on a projector
+    view = TrimView(history(), 360, fold_dropped=True)
+    html = view._repr_html_()
+    notes = re.findall(r"单元 \d+ · \d+ 字符 · [^<]+", html)
+    assert notes == ["单元 2 · 43 字符 · 保留", "单元 3 · 310 字符 · 保留"]  # no dropped box
+    assert html.index("… 更早的 1 个单元已丢弃，共 41 字符") < html.index("单元 2")
+    assert repr(view) == repr(TrimView(history(), 360))  # the plain text lists every unit
+    everything = TrimView(history(), 10_000, fold_dropped=True)._repr_html_()
+    assert "已丢弃" not in everything  # nothing dropped: no line for it
+
+
 def test_kept_first_puts_the_unit_that_did_not_fit_right_under_the_kept() -> None:
     messages = [*history(), UserMessage("newest")]  # units: [user] [user] [a(a,b)…] [user]
     view = TrimView(messages, 100, kept_first=True)
@@ -206,6 +218,29 @@ def test_file_view_numbers_physical_lines_and_marks_one() -> None:
     assert view._repr_html_().count(palette().marked_line) == 1
 
 
+def test_clipped_file_view_keeps_one_row_per_line_and_the_whole_line_in_a_tooltip() -> None:
+    # in 00's narrow column a sideways scrollbar hid every line after ~25 characters
+    text = '{"role":"user","content":"<长>"}\n{}\n'
+    clipped, whole = FileView(text, "s.jsonl", clip=True), FileView(text, "s.jsonl")
+    html = clipped._repr_html_()
+    assert "table-layout:fixed;width:100%" in html
+    assert html.count("text-overflow:ellipsis") == 2  # every line cut at the column's edge
+    assert "title='{&quot;role&quot;:&quot;user&quot;,&quot;content&quot;:&quot;&lt;长&gt;" in html
+    assert "text-overflow" not in whole._repr_html_()  # elsewhere the lines scroll as before
+    assert repr(clipped) == repr(whole)
+
+
+def test_side_by_side_shares_the_width_by_weight() -> None:
+    both = SideBySide(("a", FileView("x\n")), ("b", [1]), weights=(2, 3))
+    assert re.findall(r"flex:(\d+) 1 0", both._repr_html_()) == ["2", "3"]
+    assert re.findall(r"flex:(\d+) 1 0", SideBySide(("a", 1), ("b", 2))._repr_html_()) == [
+        "1",
+        "1",
+    ]
+    with pytest.raises(ValueError, match="2 panels need 2 weights"):
+        SideBySide(("a", 1), ("b", 2), weights=(1,))
+
+
 def test_file_view_of_a_path_shows_only_the_file_name(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     path.write_text("x\n", encoding="utf-8")
@@ -219,7 +254,10 @@ def test_side_by_side_shows_every_panel_in_text_and_html() -> None:
     both = SideBySide(("disk", FileView("x\n")), ("model", [1]))
     assert repr(both) == "── disk ──\n1 行，2 字符\n   1 | x\n\n── model ──\n[1]"
     html = both._repr_html_()
-    assert "<h4>disk</h4>" in html and "<pre style='font-size:1em'>[1]</pre>" in html
+    assert (
+        "<h4 style='margin:0 0 4px;font-size:1.1em'>disk</h4>" in html
+        and "<pre style='font-size:1em'>[1]</pre>" in html
+    )
 
 
 def test_unit_numbers_line_up_from_ten_units_on() -> None:

@@ -127,6 +127,7 @@ def views(messages: list[Message], tmp_path: Path) -> Iterator[tuple[str, View]]
     yield "trim-some", TrimView(messages, total - 1)
     yield "trim-none", TrimView(messages, 1)
     yield "trim-window", TrimView(messages, total - 1, window=1)
+    yield "trim-folded", TrimView(messages, total - 1, fold_dropped=True)
     yield "scan", ScanView(messages)
     client = ScriptedClient([])
     client.requests.append(list(messages[:3]))
@@ -134,6 +135,7 @@ def views(messages: list[Message], tmp_path: Path) -> Iterator[tuple[str, View]]
     yield "run", RunView.of(path, client)
     yield "file", FileView.of(path, mark=2)
     yield "file-raw", FileView(f"{PAYLOAD}\n{{}}\n", f"n{ESC_TITLE}{RLO}", 1)
+    yield "file-clip", FileView(f"{PAYLOAD}\n{{}}\n", f"n{ESC_TITLE}{RLO}", 1, clip=True)
     yield "table", Table([f"col{RLO}", "b"], [[PAYLOAD, f"`{PAYLOAD}`"], [1, f"{RLO}{HTML}"]])
     yield "side", SideBySide((f"left{RLO}{ESC_TITLE}", SessionView(messages)), ("r", PAYLOAD))
     bad = tmp_path / "bad.jsonl"

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..visible import visible_html, visible_text
-from .glosses import gloss
+from .glosses import gloss_line
 
 
 class NoErrorRaised(AssertionError):
@@ -37,13 +37,12 @@ class ShownError:
 
     @property
     def gloss(self) -> str | None:
-        """The Chinese meaning of the message, or `None` when there is none to give."""
-        meaning = gloss(self.error)  # it may quote the file too
-        return None if meaning is None else visible_text(meaning)
+        """The line under the message: its Chinese meaning, or `None` when there is none."""
+        return gloss_line(self.error)
 
     def __repr__(self) -> str:
         shown = f"{self.name}: {self.message}" if self.message else self.name
-        return shown if self.gloss is None else f"{shown}\n释义：{self.gloss}"
+        return shown if self.gloss is None else f"{shown}\n{self.gloss}"
 
     def _repr_html_(self) -> str:
         return (

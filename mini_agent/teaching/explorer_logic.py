@@ -17,6 +17,7 @@ from ..model_client import ScriptedClient
 from ..session import SessionFormatError, append_session, parse_session_text
 from ..tools import Tool
 from ..visible import visible, visible_line
+from .glosses import gloss_line
 from .text import request_line, words
 from .trace import ScanStep, units_text
 from .views import SessionView
@@ -42,6 +43,16 @@ class SessionCheck:
             return repr(SessionView(self.messages))
         bad_line = words().bad_line(self.error.line, visible_line(self.line_text))
         return f"{visible(str(self.error))}\n{bad_line}"
+
+    @property
+    def status(self) -> str:
+        """What the editor shows above its box: the messages' summary, or the loader's error
+        and, under it, its Chinese gloss (as 03's shown errors carry one)."""
+        if self.error is None:
+            return SessionView(self.messages).summary()
+        meaning = gloss_line(self.error)
+        shown = visible(str(self.error))
+        return shown if meaning is None else f"{shown}\n{meaning}"
 
 
 def check_session_text(text: str) -> SessionCheck:

@@ -177,11 +177,11 @@ class SessionEditor(_Explorer):
         colours = palette()
         self.gutter.value = _gutter(value, check.error.line if check.error else None)
         if check.error is None:
-            self.status.value = page(_pre(SessionView(check.messages).summary(), colours.sent))
+            self.status.value = page(_pre(check.status, colours.sent))
             self.view.value = SessionView(check.messages)._repr_html_()
             return
         # the error above the box, its line shaded in the box: nothing more to draw below
-        self.status.value = page(_pre(check.summary.splitlines()[0], colours.error))
+        self.status.value = page(_pre(check.status, colours.error))
         self.view.value = ""
 
 
@@ -249,7 +249,10 @@ class UnitScanStepper(_Explorer):
             _pre(self.summary)
             + '<div style="display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start">'
             + f"<table><thead><tr>{head}</tr></thead>{rows}</table>"
-            + f"<div><b>{visible_html(w.units_heading)}</b>{units}</div></div>"
+            # the units beside the table (under it when the notebook is narrow): after a
+            # step, the units the talk is about are in view with the table on a projector
+            + f"<div style='flex:1 1 14em;min-width:0'><b>{visible_html(w.units_heading)}</b>"
+            + f"{units}</div></div>"
         )
 
 

@@ -12,6 +12,7 @@ import re
 
 from ..context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
 from ..session import INVALID_JSON, INVALID_RECORD
+from ..visible import visible_text
 
 # (pattern of the detail, its Chinese meaning); `\1`… refer to the pattern's groups
 DETAILS: tuple[tuple[str, str], ...] = (
@@ -173,3 +174,10 @@ def gloss(error: BaseException) -> str | None:
     if isinstance(error, json.JSONDecodeError):
         return _first(DETAILS, f"{error.msg} at column {error.colno}")
     return gloss_text(str(error))
+
+
+def gloss_line(error: BaseException) -> str | None:
+    """The line shown under an error: `释义：` and its gloss, hidden characters escaped (the
+    gloss may quote the file), or `None` when there is no gloss."""
+    meaning = gloss(error)
+    return None if meaning is None else f"释义：{visible_text(meaning)}"

@@ -155,6 +155,10 @@ class TrimView:
     """Draw the kept units above the dropped ones, and those newest first (05's explorer: the
     units the model gets, and the first that did not fit, stay in view on a projector). The
     plain text keeps the conversation's order either way."""
+    fold_dropped: bool = False
+    """Count the dropped units in one line above the kept ones instead of drawing them (00's
+    side-by-side view: the kept units, the ones the instructor points at, fit on a projector).
+    The plain text still lists every unit."""
 
     @cached_property
     def units(self) -> list[list[Message]]:
@@ -257,6 +261,12 @@ class TrimView:
                 else ""
             )
             boxes = draw([r for r in shown if r[3]]) + newer + stop + draw(dropped[1:]) + older
+        elif self.fold_dropped:
+            dropped = [row for row in self._rows if not row[3]]
+            folded = w.older_dropped(len(dropped), sum(r[2] for r in dropped))
+            boxes = (note.format(visible_html(folded)) if dropped else "") + draw(
+                [r for r in self._rows if r[3]]
+            )
         else:
             boxes = older + draw(shown) + newer
         used = estimate_context_chars(kept) if kept is not None else 0
@@ -267,7 +277,10 @@ class TrimView:
             f'height:8px;border-radius:4px"></div></div>'
         )
         colour = colours.error if kept is None else colours.text
-        return page(f'<p style="color:{colour}">{visible_html(self.summary())}</p>{bar}{boxes}')
+        # folded (a narrow column on a projector): no blank line between the summary and bar
+        tight = ";margin:0 0 4px" if self.fold_dropped else ""
+        summary = f'<p style="color:{colour}{tight}">{visible_html(self.summary())}</p>'
+        return page(f"{summary}{bar}{boxes}")
 
 
 # --- notebooks 04 and 06: the reverse scan, and disk beside what the model was sent ---------
@@ -543,12 +556,17 @@ class FileView:
     text: str
     name: str = ""
     mark: int | None = None
+    clip: bool = False
+    """One row per line, cut with `…` at the view's width, the whole line in its tooltip (and
+    in the plain text): for a narrow column, where a sideways scrollbar would hide the lines."""
 
     @classmethod
-    def of(cls, path: str | os.PathLike[str], mark: int | None = None) -> FileView:
+    def of(
+        cls, path: str | os.PathLike[str], mark: int | None = None, clip: bool = False
+    ) -> FileView:
         with open(path, "rb") as file:
             text = file.read().decode("utf-8", errors="replace")
-        return cls(text, os.path.basename(os.fspath(path)), mark)
+        return cls(text, os.path.basename(os.fspath(path)), mark, clip)
 
     @property
     def lines(self) -> list[str]:
@@ -575,27 +593,46 @@ class FileView:
 
     def _repr_html_(self) -> str:
         marked = palette().marked_line
-        table = line_table(self.lines, lambda number: marked if number == self.mark else None)
+        table = line_table(
+            self.lines, lambda number: marked if number == self.mark else None, self.clip
+        )
         return page(f"<p><b>{visible_html(self.summary())}</b></p>{table}")
 
 
-def line_table(lines: Sequence[str], background: Callable[[int], str | None]) -> str:
+def line_table(
+    lines: Sequence[str], background: Callable[[int], str | None], clip: bool = False
+) -> str:
     """Lines numbered from 1 as an editor shows them, each on the background
-    `background(number)` gives (`None`: none); the text as it is, hidden characters escaped."""
+    `background(number)` gives (`None`: none); the text as it is, hidden characters escaped.
+    `clip`: the table as wide as its box, each line cut with `…`, whole in its tooltip."""
+    cut = ";overflow:hidden;text-overflow:ellipsis" if clip else ""
+    # a fixed layout takes its column widths from the first row: room for the numbers
+    narrow = f";width:{len(str(len(lines))) + 0.6:g}em" if clip else ""
+    # JupyterLab wraps `code` in rendered HTML: told to keep its line, the cell cuts it
+    keep = " style='font-size:1em;white-space:pre'" if clip else ""
     rows = "".join(
         f"<tr style='background:{background(number) or 'transparent'}'>"
-        f"<td style='{NUMBER_CELL};color:{palette().muted};user-select:none'>{number}</td>"
-        f"<td style='{CELL};white-space:pre'><code>{visible_html(visible(line))}</code></td></tr>"
+        f"<td style='{NUMBER_CELL};color:{palette().muted};user-select:none{narrow}'>"
+        f"{number}</td>"
+        f"<td style='{CELL};white-space:pre{cut}'"
+        + (f" title='{visible_html(visible(line))}'" if clip else "")
+        + f"><code{keep}>{visible_html(visible(line))}</code></td></tr>"
         for number, line in enumerate(lines, start=1)
     )
-    return f"<table>{rows}</table>"
+    fixed = "font-size:1em;border-collapse:collapse;table-layout:fixed;width:100%"
+    return f"<table style='{fixed}'>{rows}</table>" if clip else f"<table>{rows}</table>"
 
 
 class SideBySide:
-    """Several views next to each other (one above the other in plain text)."""
+    """Several views next to each other (one above the other in plain text).
 
-    def __init__(self, *panels: tuple[str, object]) -> None:
+    `weights`: each column's share of the width (equal shares by default)."""
+
+    def __init__(self, *panels: tuple[str, object], weights: Sequence[float] | None = None) -> None:
         self.panels = panels
+        self.weights = tuple(weights) if weights is not None else (1,) * len(panels)
+        if len(self.weights) != len(panels):
+            raise ValueError(f"{len(panels)} panels need {len(panels)} weights")
 
     def __repr__(self) -> str:
         return "\n\n".join(
@@ -604,10 +641,10 @@ class SideBySide:
 
     def _repr_html_(self) -> str:
         columns = "".join(
-            f"<div style='flex:1;min-width:0;overflow-x:auto'>"
-            f"<h4>{visible_html(visible(title))}</h4>"
+            f"<div style='flex:{weight:g} 1 0;min-width:0;overflow-x:auto'>"
+            f"<h4 style='margin:0 0 4px;font-size:1.1em'>{visible_html(visible(title))}</h4>"
             f"{_html_of(value)}</div>"
-            for title, value in self.panels
+            for (title, value), weight in zip(self.panels, self.weights, strict=True)
         )
         return page(f"<div style='display:flex;gap:24px;align-items:flex-start'>{columns}</div>")
 
