@@ -238,27 +238,8 @@ def choose_notebooks(files: Path) -> dict[str, list[str]]:
         sys.exit(f"[site] the sample sessions do not say what their names say: {said}")
     for notebook in files.glob("*.ipynb"):
         unlink_left_out(notebook, set(left_out))
-        join_multiline_strings(notebook)
-        name_the_browser_kernel(notebook)
+        as_the_browser_opens_it(notebook)
     return left_out
-
-
-def join_multiline_strings(notebook: Path) -> None:
-    """Store every multiline field of the site's copy as one string, as a Jupyter server sends a
-    notebook to JupyterLab (nbformat's rejoin_lines). JupyterLite serves the file as it is, and
-    JupyterLab saves a stream output whose text came as a list of lines with commas between
-    them ("line 1\n,line 2"): a student's first save would corrupt every printed output."""
-    content = json.loads(notebook.read_text(encoding="utf-8"))
-    for cell in content["cells"]:
-        if isinstance(cell["source"], list):
-            cell["source"] = "".join(cell["source"])
-        for output in cell.get("outputs", []):
-            if isinstance(output.get("text"), list):
-                output["text"] = "".join(output["text"])
-            for mime, value in output.get("data", {}).items():
-                if isinstance(value, list) and not mime.endswith("json"):
-                    output["data"][mime] = "".join(value)
-    notebook.write_text(json.dumps(content, ensure_ascii=False, indent=1) + "\n", "utf-8")
 
 
 SAMPLES = "samples"  # session files in the file browser, to double-click and to load
@@ -310,11 +291,26 @@ BROWSER_KERNEL = {
 }
 
 
-def name_the_browser_kernel(notebook: Path) -> None:
-    """The site's copy names the kernel the browser runs: JupyterLab rewrites a notebook's
-    kernelspec and language_info when its kernel connects, and a notebook named for another
-    kernel opened as changed (unsaved) before a student touched it."""
+def as_the_browser_opens_it(notebook: Path) -> None:
+    """Rewrite the site's copy (one read, one write) so JupyterLab in the browser opens it
+    unchanged and saves it intact:
+
+    - every multiline field is one string, as a Jupyter server sends a notebook (nbformat's
+      rejoin_lines): JupyterLite serves the file as it is, and JupyterLab saved a stream output
+      whose text came as a list of lines with commas between them ("line 1\\n,line 2");
+    - the metadata names the kernel the browser runs: JupyterLab writes the connecting kernel's
+      kernelspec and language_info in, and a notebook named for another kernel opened as
+      changed (unsaved) before a student touched it."""
     content = json.loads(notebook.read_text(encoding="utf-8"))
+    for cell in content["cells"]:
+        if isinstance(cell["source"], list):
+            cell["source"] = "".join(cell["source"])
+        for output in cell.get("outputs", []):
+            if isinstance(output.get("text"), list):
+                output["text"] = "".join(output["text"])
+            for mime, value in output.get("data", {}).items():
+                if isinstance(value, list) and not mime.endswith("json"):
+                    output["data"][mime] = "".join(value)
     content["metadata"].update(json.loads(json.dumps(BROWSER_KERNEL)))
     notebook.write_text(json.dumps(content, ensure_ascii=False, indent=1) + "\n", "utf-8")
 
