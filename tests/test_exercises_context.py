@@ -22,10 +22,12 @@ from mini_agent import (
     to_record,
     trim_context,
 )
+from mini_agent.chapter.context import context_units as literal_units
+from mini_agent.chapter.context import estimate_context_chars as literal_estimate
+from mini_agent.chapter.context import trim_context as literal_trim
 from mini_agent.messages import record_line
 from mini_agent.session import PathLike
 from mini_agent.teaching import buggy, demo06
-from mini_agent.teaching.chapter_reference import literal_estimate, literal_trim, literal_units
 from mini_agent.teaching.exercises import (
     RECORD_CHAPTER_ORDER_NOTE,
     CheckReport,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..visible import visible_html, visible_text
-from .chapter import CHAPTER_TESTS
+from .book import CHAPTER_TESTS
 from .style import page
 from .views import Table
 

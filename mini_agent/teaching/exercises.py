@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent import run_agent
+from ..chapter import session as chapter_session
 from ..context import ContextBudgetError
 from ..context import context_units as _context_units
 from ..context import estimate_context_chars as _estimate_context_chars
@@ -58,7 +59,7 @@ from ..session import (
     parse_session_message,
 )
 from ..visible import visible_html, visible_line, visible_text
-from . import chapter_session, demo06
+from . import demo06
 from .buggy import Record
 from .glosses import gloss_text
 from .samples import chapter_picture

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from ..chapter.session import calls, record
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from .chapter_session import calls, record
 
 _M = TypeVar("_M", AssistantMessage, ToolMessage)
 
@@ -51,7 +51,7 @@ def parse_with_precondition_in_user_branch(value: object) -> Message | None:
 
 
 def _units_with(messages: Sequence[Message], joins: Any) -> list[list[Message]]:
-    """`chapter_reference.literal_units` with its `assistantIndex >= 0` test replaced."""
+    """`mini_agent.chapter.context.context_units` with its `assistantIndex >= 0` test replaced."""
     units: list[list[Message]] = []
     index = len(messages) - 1
     while index >= 0:

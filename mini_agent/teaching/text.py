@@ -268,7 +268,7 @@ class Words:
     def plot_turn_budget(self, budget: int) -> str:
         return f"每轮预算 {budget:,} 字符：耗时随消息数增长（双对数坐标）"
 
-    plot_literal: str = "本章逐字算法"
+    plot_literal: str = "照搬本章的算法"
     plot_langchain: str = "LangChain trim_messages"
     plot_first_turn: str = "trim_context 第一轮"
     plot_later_turns: str = "trim_context 之后各轮"
