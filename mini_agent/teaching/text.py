@@ -305,7 +305,7 @@ class Words:
 
     # --- notebook 08's plots: titles, axes, legends, bars --------------------------------------
     plot_messages: str = "历史里的消息条数"
-    plot_cpu_seconds: str = "CPU 时间（秒，3 次里最快的一次）"
+    plot_cpu_seconds: str = "CPU 时间（秒，5 次里最快的一次）"
     plot_full_budget: str = "预算装得下整段历史：耗时随消息数增长（双对数坐标）"
 
     def plot_turn_budget(self, budget: int) -> str:
