@@ -112,8 +112,8 @@ def test_source_view_shows_the_chapter_first_and_its_python_beside_it() -> None:
     ]
     html = view._repr_html_()
     assert "display:grid" in html and "&quot;input&quot; in item" in html
-    # two panels of MIN_COLUMN columns side by side, each scrolling its long lines sideways
-    assert f"minmax(min(100%,{MIN_COLUMN}ch),1fr)" in html and html.count("overflow-x:auto") == 3
+    # panels of at least MIN_COLUMN columns side by side, each wrapping its long lines
+    assert f"minmax(min(100%,{MIN_COLUMN}ch),1fr)" in html and html.count("white-space:pre-wrap") == 3
 
 
 def test_a_drawing_is_titled_as_lao_z_s_never_as_a_file() -> None:

@@ -69,8 +69,9 @@ def _title(function: Callable[..., Any], part: str | None) -> str:
 
 @dataclass(frozen=True)
 class SourceView:
-    """Code panels side by side (HTML: each scrolls sideways rather than push the other below
-    it, stacked only when the notebook is too narrow for two) or one after another (text)."""
+    """Code panels side by side (HTML: a long line wraps inside its panel rather than push the
+    other below it, as JupyterLab wraps code; stacked only when the notebook is too narrow for
+    two) or one after another (text)."""
 
     panels: tuple[Panel, ...]
 
@@ -83,8 +84,8 @@ class SourceView:
         columns = "".join(
             "<div style='min-width:0;text-align:left'>"
             f"<div style='font-weight:bold;margin-bottom:0.3em'>{visible_html(title)}</div>"
-            "<pre style='margin:0;padding:0.5em;border:1px solid #888;white-space:pre;"
-            f"overflow-x:auto;text-align:left'>{visible_html(code)}</pre></div>"
+            "<pre style='margin:0;padding:0.5em;border:1px solid #888;white-space:pre-wrap;"
+            f"overflow-wrap:anywhere;text-align:left'>{visible_html(code)}</pre></div>"
             for title, code in self.panels
         )
         return (
