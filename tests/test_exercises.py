@@ -428,6 +428,14 @@ def reader_load(path: Path, mistake: str = "") -> list[Message]:
     return messages
 
 
+BAD_SECOND_LINES = [  # the cases whose line 2 is bad, in LOAD_CASES' order
+    "第 2 行 JSON 被截断",
+    "第 2 行 assistant 缺少 toolCalls",
+    "第 2 行 tool 缺少 toolCallId",
+    "第 2 行 role 未知",
+    "第 2 行是 JSON，但不是对象",
+]
+
 LOAD_MISTAKES = [
     "missing file raises",
     "every OS error is []",
@@ -449,6 +457,40 @@ def test_the_packages_loader_and_a_faithful_reader_pass_every_case() -> None:
 @pytest.mark.parametrize("mistake", LOAD_MISTAKES)
 def test_every_plausible_wrong_loader_fails(mistake: str) -> None:
     assert not check_load_session(lambda path: reader_load(path, mistake)).ok, mistake
+
+
+# Which cases each loader fails, as measured on Linux: the same on Windows, where a case file
+# written in text mode would get \r\n line ends and other verdicts (the Windows run checks it).
+VERDICTS = {
+    "": [],
+    "logical line numbers": [],
+    "missing file raises": ["文件不存在：[]"],
+    "every OS error is []": ["路径是目录：操作系统错误照常抛出"],
+    "splitlines": ["内容里有原样的 U+2028：只按 \\n 分行"],
+    "strip": ["只有空格的一行不算空行"],
+    "zero-based": [
+        *BAD_SECOND_LINES,
+        "坏的第 2 行不会被跳过，即使后面还有好行",
+        "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
+        "只有空格的一行不算空行",
+    ],
+    "bad lines skipped": [
+        *BAD_SECOND_LINES,
+        "坏的第 2 行不会被跳过，即使后面还有好行",
+        "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
+        "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
+        "只有空格的一行不算空行",
+    ],
+    "one phrase for both": [
+        *BAD_SECOND_LINES[1:],
+        "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
+    ],
+}
+
+
+@pytest.mark.parametrize("mistake", VERDICTS, ids=lambda mistake: mistake or "faithful")
+def test_each_loader_fails_the_same_cases_on_every_system(mistake: str) -> None:
+    assert failed(check_load_session(lambda path: reader_load(path, mistake))) == VERDICTS[mistake]
 
 
 def test_the_chapters_line_count_passes() -> None:

@@ -464,8 +464,8 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         cases: list[tuple[str, tuple[Any, ...]]] = []
         for number, (name, text) in enumerate(LOAD_CASES, start=1):
             path = root / f"case{number}.jsonl"
-            if text is not None:
-                path.write_text(text, encoding="utf-8")
+            if text is not None:  # bytes: write_text would turn each \n into \r\n on Windows
+                path.write_bytes(text.encode("utf-8"))
             cases.append((name, (path,)))
         (root / "a-directory").mkdir()
         cases.append(("路径是目录：操作系统错误照常抛出", (root / "a-directory",)))
