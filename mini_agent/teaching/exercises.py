@@ -478,7 +478,9 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             _same_load,
             _load_expectation,
         )
+    # the folder as printed and inside a repr (where Windows' backslashes are doubled)
     hidden = [str(root) + os.sep, str(root)]
+    hidden = [*(repr(text)[1:-1] for text in hidden), *hidden]
     results = []
     for result in report.results:
         detail = result.detail
