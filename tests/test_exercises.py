@@ -509,6 +509,16 @@ def test_a_wrong_line_number_names_both_right_answers() -> None:
     )
 
 
+def test_a_directory_refused_the_windows_way_passes_the_directory_case() -> None:
+    # Path.read_text on a directory: IsADirectoryError on POSIX, PermissionError on Windows
+    def as_on_windows(path: Path) -> list[Message]:
+        if path.is_dir():
+            raise PermissionError(13, "Permission denied", str(path))
+        return reader_load(path)
+
+    assert check_load_session(as_on_windows).ok
+
+
 def test_a_loader_that_swallows_every_os_error_fails_the_directory_case() -> None:
     report = check_load_session(lambda path: reader_load(path, "every OS error is []"))
     assert failed(report) == ["路径是目录：操作系统错误照常抛出"]
