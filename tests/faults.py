@@ -344,9 +344,8 @@ BIG_APPENDER = textwrap.dedent(
             break
         append_session(path, UserMessage(f"{number}:" + "m" * rng.randint(low, high)))
         if os.path.getsize(path) > cap:  # start over, as a cooperating writer: under the lock
-            fd = durable.open_locked(path, os.O_RDWR)
-            os.ftruncate(fd, 0)
-            durable.release(fd)
+            with durable.open_locked(path, write=True) as file:
+                os.ftruncate(file.fileno(), 0)
     print(number)
     """
 )

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mini_agent import UserMessage, append_session, durable, load_session
+from mini_agent import UserMessage, append_session, load_session, refusals
 from mini_agent.cli import main as cli_main
 
 from . import faults
@@ -72,12 +72,12 @@ def link_to(target: Callable[[Path], Path]) -> Callable[[Path], Path]:
 
 
 NOT_REGULAR: dict[str, tuple[Callable[[Path], Path], type[OSError], str]] = {
-    "fifo": (make_fifo, durable.NotARegularFileError, "a FIFO, not a regular file"),
-    "dev-null": (lambda _: Path("/dev/null"), durable.NotARegularFileError, "a character device"),
-    "dev-zero": (lambda _: Path("/dev/zero"), durable.NotARegularFileError, "a character device"),
-    "socket": (make_socket, durable.NotARegularFileError, "a socket, not a regular file"),
+    "fifo": (make_fifo, refusals.NotARegularFileError, "a FIFO, not a regular file"),
+    "dev-null": (lambda _: Path("/dev/null"), refusals.NotARegularFileError, "a character device"),
+    "dev-zero": (lambda _: Path("/dev/zero"), refusals.NotARegularFileError, "a character device"),
+    "socket": (make_socket, refusals.NotARegularFileError, "a socket, not a regular file"),
     "directory": (lambda folder: folder, IsADirectoryError, "Is a directory"),
-    "symlink-to-fifo": (link_to(make_fifo), durable.SymlinkRefusedError, "a symbolic link"),
+    "symlink-to-fifo": (link_to(make_fifo), refusals.SymlinkRefusedError, "a symbolic link"),
 }
 
 
@@ -108,13 +108,14 @@ HALF_WRITER = textwrap.dedent(
     """
     import os, sys
     from mini_agent import durable
-    fd = durable.open_locked(sys.argv[1], os.O_RDWR | os.O_APPEND)
-    record = ('{"role":"user","content":"' + "w" * 3_000_000 + '"}\\n').encode()
-    durable.write_all(fd, record[: len(record) // 2])  # a cooperating append, half done
-    print("half", flush=True)
-    sys.stdin.readline()
-    durable.write_all(fd, record[len(record) // 2 :])
-    durable.release(fd)
+    with durable.open_locked(sys.argv[1], write=True) as file:
+        fd = file.fileno()
+        os.lseek(fd, 0, os.SEEK_END)
+        record = ('{"role":"user","content":"' + "w" * 3_000_000 + '"}\\n').encode()
+        durable.write_all(fd, record[: len(record) // 2])  # a cooperating append, half done
+        print("half", flush=True)
+        sys.stdin.readline()
+        durable.write_all(fd, record[len(record) // 2 :])
     """
 )
 
@@ -515,10 +516,10 @@ def test_in_a_shared_sticky_folder_another_user_cannot_turn_a_session_against_it
     assert run.returncode == 0, run.stderr
     planted = {p.name: p.read_bytes() for p in sticky_folder.iterdir() if not p.is_symlink()}
     refused: dict[str, type[OSError]] = {
-        "rc.jsonl": durable.SymlinkRefusedError,
-        "home.jsonl": durable.SymlinkRefusedError,
-        "open.jsonl": durable.UntrustedFileError,
-        "theirs.jsonl": durable.UntrustedFileError,
+        "rc.jsonl": refusals.SymlinkRefusedError,
+        "home.jsonl": refusals.SymlinkRefusedError,
+        "open.jsonl": refusals.UntrustedFileError,
+        "theirs.jsonl": refusals.UntrustedFileError,
     }
     for name, error in refused.items():
         path = sticky_folder / name
@@ -532,7 +533,7 @@ def test_in_a_shared_sticky_folder_another_user_cannot_turn_a_session_against_it
         with pytest.raises(error):
             run_agent("my secret prompt", client=client, session_path=path)
         assert client.requests == []  # nothing forged reached a model, no prompt was written
-    with pytest.raises(durable.SymlinkRefusedError):
+    with pytest.raises(refusals.SymlinkRefusedError):
         load_session(sticky_folder / "rc.jsonl")
     assert rc.read_bytes() == b"alias ls='ls -F'\n"
     assert sorted(home.iterdir()) == [rc]  # nothing created through the dangling link
@@ -586,7 +587,7 @@ def test_a_session_others_may_write_is_refused_with_the_fix(tmp_path: Path) -> N
     for mode, group in ((0o606, 0), (0o620, 65534)):  # world-writable; a shared group's
         os.chown(path, 0, group)
         path.chmod(mode)
-        with pytest.raises(durable.UntrustedFileError, match=rf"mode 0{mode:o} .* `chmod 600`"):
+        with pytest.raises(refusals.UntrustedFileError, match=rf"mode 0{mode:o} .* `chmod 600`"):
             append_session(path, UserMessage("y"))
         assert load_session(path) == [UserMessage("x")]  # reading it is still allowed
     os.chown(path, 0, 0)  # root:root, 0660: the user-private-group shape a umask of 002 makes
