@@ -99,6 +99,36 @@ def test_concurrent_appenders_lose_nothing_and_interleave_no_line(
         assert numbers == list(range(count))  # each writer's records, all there, in order
 
 
+def test_loads_and_repairs_racing_appenders_see_only_whole_records(tmp_path: Path) -> None:
+    # the lock's other holders, between the appends: a load (shared) and a repair (exclusive)
+    path, start = tmp_path / "s.jsonl", tmp_path / "start"
+    path.write_bytes(b"")
+    writers, count = 3, 100
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", APPENDER, str(path), f"w{writer}", str(count), str(start)],
+            cwd=ROOT,
+        )
+        for writer in range(writers)
+    ]
+    start.touch()
+    rounds = 0
+    while any(process.poll() is None for process in processes):
+        load_session(path)  # a record seen half written would be a SessionFormatError
+        assert repair_session(path).backup is None  # nothing torn to cut, ever
+        rounds += 1
+    assert [process.wait(timeout=60) for process in processes] == [0] * writers
+    assert rounds > 0 and not list(tmp_path.glob("*.torn*"))
+    messages = load_session(path)
+    for writer in range(writers):
+        numbers = [
+            int(message.content.split(":")[1])
+            for message in messages
+            if message.content.startswith(f"w{writer}:")
+        ]
+        assert numbers == list(range(count))
+
+
 @posix_only(RENAME_OVER_OPEN)
 def test_an_append_waiting_for_the_lock_follows_a_file_replaced_meanwhile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
