@@ -70,23 +70,23 @@ def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
 
 
 def closed_for_request(messages: Sequence[Message]) -> Sequence[Message]:
-    """`messages` as a request may carry them: a call that no result answers right after its
-    assistant (a file another writer left so) gets an `INTERRUPTED` error result there, in the
-    request only; the session on disk keeps what was written. Providers refuse a request that
-    holds a call without its result."""
+    """`messages` as a provider accepts them: each call that no result answers right after its
+    assistant (a file another writer left so) gets an `INTERRUPTED` error result there, and a
+    result that answers no call of the assistant just before it is left out — in the request
+    only; the session on disk keeps what was written."""
     closed: list[Message] = []
     waiting: list[str] = []  # the calls of the last assistant not answered yet
-    for message in messages:
+    for message in [*messages, None]:  # None: the end, where open calls close too
         if isinstance(message, ToolMessage):
             if message.tool_call_id in waiting:
                 waiting.remove(message.tool_call_id)
-        else:
-            closed.extend(ToolMessage(call_id, INTERRUPTED, True) for call_id in waiting)
-            waiting = (
-                [c.id for c in message.tool_calls] if isinstance(message, AssistantMessage) else []
-            )
-        closed.append(message)
-    return messages if len(closed) == len(messages) else closed
+                closed.append(message)
+            continue
+        closed += [ToolMessage(call_id, INTERRUPTED, True) for call_id in waiting]
+        waiting = [c.id for c in message.tool_calls] if isinstance(message, AssistantMessage) else []
+        if message is not None:
+            closed.append(message)
+    return closed
 
 
 def run_agent(
