@@ -83,6 +83,7 @@ LOCALES = {GBK_LOCALE: "GBK", WINDOWS_LOCALE: "UTF-8"}  # as /etc/locale.gen nam
 # types part checks `--platform win32` on any system).
 WINDOWS_KIT_TEST = ("kit.py", "test", "--only")  # then a part and --strict, as a reader types it
 WINDOWS_NOTEBOOKS = "0[1-7]_*.ipynb"  # the chapter's notebooks, 01-07
+WINE_PREFIXES = ("prefix", "prefix-2")  # the unit tier in one, the CLI and notebooks in the other
 
 NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "notebooks/sanitize.cfg")
 
@@ -313,7 +314,7 @@ def winpath(path: Path) -> str:
     return "Z:" + str(path).replace("/", "\\")
 
 
-def wine_environment() -> dict[str, str]:
+def wine_environment(prefix: str = "prefix") -> dict[str, str]:
     """This environment as a Chinese Windows machine would show it to the interpreter."""
     env = {
         key: value
@@ -322,7 +323,7 @@ def wine_environment() -> dict[str, str]:
         if not key.startswith(("PYTHON", "LC_")) and key not in ("VIRTUAL_ENV", "LANGUAGE")
     }
     env.update(
-        WINEPREFIX=str(WINDOWS_CACHE / "prefix"),
+        WINEPREFIX=str(WINDOWS_CACHE / prefix),
         WINEARCH="win64",
         WINEDEBUG="-all",
         # no Mono or Gecko install dialog; a crashing process exits instead of waiting in winedbg
@@ -332,7 +333,9 @@ def wine_environment() -> dict[str, str]:
     return env
 
 
-def wine(arguments: Sequence[str], cwd: Path, echo: bool = True) -> tuple[int, bytes]:
+def wine(
+    arguments: Sequence[str], cwd: Path, echo: bool = True, prefix: str = "prefix"
+) -> tuple[int, bytes]:
     """Run a Windows program under Wine; its output (code page 936 bytes) is echoed as it comes.
 
     Work-around 1: Wine 8.0 gives a Windows process an invalid handle for a regular file
@@ -342,7 +345,7 @@ def wine(arguments: Sequence[str], cwd: Path, echo: bool = True) -> tuple[int, b
     process = subprocess.Popen(
         ["wine", *arguments],
         cwd=cwd,
-        env=wine_environment(),
+        env=wine_environment(prefix),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -410,16 +413,16 @@ def windows_python(python: str) -> Path:
     return home / "python.exe"
 
 
-def wine_prefix() -> None:
-    """The Wine prefix (a Windows of its own in .cache/windows/prefix/), made once."""
-    prefix = WINDOWS_CACHE / "prefix"
+def wine_prefix(name: str) -> None:
+    """A Wine prefix (a Windows of its own in .cache/windows/NAME/), made once."""
+    prefix = WINDOWS_CACHE / name
     ready = prefix / "kit-ready.txt"
     shim = hashlib.sha256(SHIM_SOURCE.read_bytes()).hexdigest()
     if ready.exists() and ready.read_text(encoding="utf-8") == shim:
         return
     shutil.rmtree(prefix, ignore_errors=True)
-    say("创建 Wine 前缀（wineboot --init，约 10 秒）")
-    code, _ = wine(["wineboot", "--init"], cwd=ROOT, echo=False)
+    say(f"创建 Wine 前缀 {name}（wineboot --init，约 10 秒）")
+    code, _ = wine(["wineboot", "--init"], cwd=ROOT, echo=False, prefix=name)
     system32 = prefix / "drive_c" / "windows" / "system32"
     if code != 0 or not system32.is_dir():
         sys.exit(f"kit: wineboot --init 失败（退出码 {code}）")
@@ -460,7 +463,7 @@ def windows_checkout() -> Path:
     return clone
 
 
-def windows_cli_checks(python: str, work: Path) -> tuple[int, list[str]]:
+def windows_cli_checks(python: str, work: Path, prefix: str) -> tuple[int, list[str]]:
     """The command line as a reader types it into a Chinese Windows console (output: GBK).
 
     Returns how many checks passed and what failed. Each output must decode as GBK; the files
@@ -486,7 +489,8 @@ def windows_cli_checks(python: str, work: Path) -> tuple[int, list[str]]:
     failed: list[str] = []
     for arguments, expected, shown in checks:
         named = f"python -m mini_agent {' '.join(arguments)}"
-        code, output = wine([python, "-m", "mini_agent", *arguments], cwd=work, echo=False)
+        command = [python, "-m", "mini_agent", *arguments]
+        code, output = wine(command, cwd=work, echo=False, prefix=prefix)
         try:
             text = output.decode("gbk")  # what a console in code page 936 receives
         except UnicodeDecodeError as error:
@@ -523,7 +527,8 @@ def run_windows(python: str) -> tuple[list[str], list[str]]:
     CPython under Wine. Returns (what failed, the figures to repeat at the end of the run)."""
     began = time.monotonic()
     interpreter = winpath(windows_python(python))
-    wine_prefix()
+    for prefix in WINE_PREFIXES:
+        wine_prefix(prefix)
     clone = windows_checkout()
     failed: list[str] = []
     figures: list[str] = []
@@ -548,8 +553,9 @@ def run_windows(python: str) -> tuple[list[str], list[str]]:
     if not venv.exists():
         failed.append("windows: 没有建成 .venv-dev/，单元测试、命令行和笔记本都没有运行")
         return failed, figures
-    # 2. the unit tier, the command line and the notebooks at once: a process under Wine waits
-    # on the Wine server far more than it computes, so three share two cores well
+    # 2. the unit tier beside the command line and the notebooks: a process under Wine spends
+    # its time in calls to the Wine server, one single-threaded server per prefix, so the two
+    # halves use a prefix each and share two cores well
     started = time.monotonic()
     notebooks = [
         f"notebooks/{nb.name}" for nb in sorted((clone / "notebooks").glob(WINDOWS_NOTEBOOKS))
@@ -557,17 +563,18 @@ def run_windows(python: str) -> tuple[list[str], list[str]]:
     nbval = [winpath(venv), "-X", "warn_default_encoding", "-m", "pytest", *notebooks, *NBVAL]
     nbval += ["-p", "tests.strict_skips", "--fail-on-skip"]
     say(
-        f"python {' '.join(WINDOWS_KIT_TEST)} unit --strict；同时：命令行、笔记本 01-07（严格 nbval）"
+        f"python {' '.join(WINDOWS_KIT_TEST)} unit --strict；同时在另一个前缀里：命令行，然后笔记本 01-07"
     )
-    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+
+    def cli_then_notebooks() -> tuple[tuple[int, list[str]], tuple[int, bytes]]:
+        checked = windows_cli_checks(winpath(venv), WINDOWS_CACHE / "work", WINE_PREFIXES[1])
+        return checked, wine(nbval, clone, echo=False, prefix=WINE_PREFIXES[1])
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
         unit = pool.submit(wine, [interpreter, *WINDOWS_KIT_TEST, "unit", "--strict"], clone)
-        cli = pool.submit(windows_cli_checks, winpath(venv), WINDOWS_CACHE / "work")
-        books = pool.submit(wine, nbval, clone, False)
-        (unit_code, unit_output), (passed, problems), (books_code, books_output) = (
-            unit.result(),
-            cli.result(),
-            books.result(),
-        )
+        others = pool.submit(cli_then_notebooks)
+        unit_code, unit_output = unit.result()
+        (passed, problems), (books_code, books_output) = others.result()
     say("命令行（输出到代码页 936 的管道，和读者把输出重定向时一样）")
     for problem in problems:
         say(f"  失败：{problem}")
@@ -590,9 +597,10 @@ def run_windows(python: str) -> tuple[list[str], list[str]]:
         f"笔记本 01-07：{line.strip(' =')}" for line in books_text if _is_pytest_summary(line)
     ]
     figures.append(
-        f"三者同时运行 {time.monotonic() - started:.0f} 秒；windows 部分共 {time.monotonic() - began:.0f} 秒"
+        f"两路同时运行 {time.monotonic() - started:.0f} 秒；windows 部分共 {time.monotonic() - began:.0f} 秒"
     )
-    subprocess.run(["wineserver", "-k"], env=wine_environment(), check=False)  # this prefix's
+    for prefix in WINE_PREFIXES:  # stop this part's Wine servers (only these prefixes')
+        subprocess.run(["wineserver", "-k"], env=wine_environment(prefix), check=False)
     return failed, figures
 
 
