@@ -5,6 +5,7 @@
     python kit.py test --quick    lint, types, unit/property/CLI tests, node differential
     python kit.py test --strict   the full tier; a part or a test that would be skipped fails
     python kit.py test --only notebooks,node    just those parts (names: see --dry-run)
+    python kit.py test --only windows   the kit in Windows CPython under Wine (docs/WINDOWS.md)
     python kit.py system          install the system packages the full tier needs (Debian, root)
     python kit.py site            build the browser edition into _site/
     python kit.py bench           the benchmarks (bench/README.md)
@@ -353,10 +354,16 @@ def wine(
     assert process.stdout is not None
     output = bytearray()
     for line in process.stdout:
+        if WINESERVER_DUMP.match(line):  # the Wine server's list of objects left when it exits
+            continue
         output += line
         if echo:
             print("  | " + line.decode("gbk", errors="replace").rstrip("\r\n"), flush=True)
     return process.wait(), bytes(output)
+
+
+# "0x55e80037f810:2: Async thread=..." : written by a Wine server that inherited the pipe
+WINESERVER_DUMP = re.compile(rb"0x[0-9a-f]+:\d+: ")
 
 
 def windows_python(python: str) -> Path:

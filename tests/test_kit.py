@@ -232,6 +232,8 @@ def test_the_windows_figures_are_found_in_the_windows_output() -> None:
     ]
     assert [line for line in output if kit.PLATFORM_SKIPS.match(line)] == output[1:4]
     assert [line for line in output if kit._is_pytest_summary(line)] == output[-1:]
+    assert kit.WINESERVER_DUMP.match(b"0x565266d98c10:2: Async thread=0x565266da3310\n")
+    assert not any(kit.WINESERVER_DUMP.match(line.encode()) for line in output)
 
 
 @platforms.posix_only("the windows part runs Wine on Linux, from a git checkout")
