@@ -212,10 +212,10 @@ def test_the_system_step_brings_wine_mingw_and_both_chinese_locales() -> None:
 def test_a_windows_process_sees_code_page_936_and_none_of_this_pythons_variables(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for name in ("PYTHONIOENCODING", "PYTHONUTF8", "VIRTUAL_ENV", "LC_ALL"):
+    for name in ("PYTHONIOENCODING", "PYTHONUTF8", "VIRTUAL_ENV", "LC_ALL", "CI"):
         monkeypatch.setenv(name, "x")
     env = kit.wine_environment()
-    assert not {"PYTHONIOENCODING", "PYTHONUTF8", "VIRTUAL_ENV", "LC_ALL"} & set(env)
+    assert not {"PYTHONIOENCODING", "PYTHONUTF8", "VIRTUAL_ENV", "LC_ALL", "CI"} & set(env)
     assert env["LANG"] == "zh_CN.UTF-8" and env["WINEDEBUG"] == "-all"
     assert env["WINEPREFIX"] == str(kit.WINDOWS_CACHE / "prefix")
     assert kit.winpath(Path("/work/kit/会话.jsonl")) == "Z:\\work\\kit\\会话.jsonl"
