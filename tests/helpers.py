@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import signal
+import sys
 from pathlib import Path
 from typing import Any
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+
+# Killing a process at once, with no cleanup, and the status its parent then sees.
+if sys.platform == "win32":  # os.kill is TerminateProcess there, the exit status the number given
+    HARD_KILL, KILLED_STATUS = signal.SIGTERM, int(signal.SIGTERM)
+else:
+    HARD_KILL, KILLED_STATUS = signal.SIGKILL, -signal.SIGKILL
 
 
 def multi_tool_history() -> list[Message]:

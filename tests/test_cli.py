@@ -23,6 +23,7 @@ from mini_agent.teaching.views import SessionView, TrimView, UnitsView
 from mini_agent.visible import visible_line
 
 from .helpers import multi_tool_history
+from .platforms import MODE_BITS, PEAK_MEMORY, SYMLINKS, posix_only
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBCOMMANDS = ["check", "show", "trim", "demo", "chat", "repair"]
@@ -161,7 +162,7 @@ def test_check_names_a_byte_order_mark_and_shows_it(tmp_path: Path) -> None:
 
 def test_check_escapes_format_characters_in_the_excerpt(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_text('{"role":"user","content":"\u202eabc\u200b"} x\n', encoding="utf-8")
+    path.write_bytes('{"role":"user","content":"\u202eabc\u200b"} x\n'.encode())
     run = cli("check", "s.jsonl", cwd=tmp_path)
     assert run.err.splitlines()[1] == '  1 | {"role":"user","content":"\\u202eabc\\u200b"} x'
 
@@ -216,6 +217,7 @@ def peak_kib(what: str, path: Path) -> int:
     return int(done.stdout)
 
 
+@posix_only(PEAK_MEMORY)
 @pytest.mark.parametrize("start", [b"", b'{"role":"user","content":"'], ids=["zeros", "torn"])
 def test_check_on_a_huge_bad_line_needs_no_more_memory_than_loading_it(
     tmp_path: Path, start: bytes
@@ -241,6 +243,7 @@ def test_os_errors_exit_1_with_one_line(tmp_path: Path, name: str, message: str)
         assert run == Run(1, "", f"python -m mini_agent: {message}\n"), command
 
 
+@posix_only(MODE_BITS)
 def test_permission_denied_exits_1_without_a_traceback(
     session: Path, deny: Callable[[Path, int], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -381,6 +384,7 @@ def test_repair_never_overwrites_an_older_backup(session: Path) -> None:
     assert (session.parent / "s.jsonl.torn.2").read_bytes() == b'{"ro'
 
 
+@posix_only(SYMLINKS)
 def test_repair_refuses_a_symlink_and_names_it(session: Path) -> None:
     complete = session.read_bytes()
     session.write_bytes(complete + b'{"ro')
@@ -475,7 +479,7 @@ def test_a_hundred_thousand_lines_check_and_show(tmp_path: Path) -> None:
 
 def test_show_piped_into_a_reader_that_stops_early_is_quiet(tmp_path: Path) -> None:
     text = "".join(record_line(UserMessage(f"message {n}")) + "\n" for n in range(50_000))
-    (tmp_path / "s.jsonl").write_text(text, encoding="utf-8")
+    (tmp_path / "s.jsonl").write_bytes(text.encode())
     process = subprocess.Popen(
         [sys.executable, "-m", "mini_agent", "show", "s.jsonl"],
         cwd=tmp_path,
@@ -483,7 +487,8 @@ def test_show_piped_into_a_reader_that_stops_early_is_quiet(tmp_path: Path) -> N
         stderr=subprocess.PIPE,
     )
     assert process.stdout is not None and process.stderr is not None
-    assert process.stdout.readline() == f"50000 messages, {len(text)} chars\n".encode()
+    # a text stream ends its lines as the system does: \r\n on Windows
+    assert process.stdout.readline() == f"50000 messages, {len(text)} chars{os.linesep}".encode()
     process.stdout.close()  # like `| head -1`
     assert process.stderr.read() == b""
     assert process.wait(timeout=60) == 1

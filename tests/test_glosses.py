@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,14 @@ from mini_agent import (
 from mini_agent.teaching.errors import show_error
 from mini_agent.teaching.glosses import gloss, gloss_text
 
+TRAILING_COMMA = (
+    "第 30 列应当是带双引号的键" if sys.version_info < (3, 13) else "第 29 列多了一个结尾逗号"
+)
 BROKEN = [
     ('{"role":"user","content":"a', "从第 26 列开始的字符串没有收尾的引号"),
     ('{"role":"user" "content":"a"}', "应当还有逗号或右括号"),
-    ('{"role":"user","content":"a",}', "第 30 列应当是带双引号的键"),
+    # Python 3.13's json names the trailing comma itself (3.12: "property name ... at column 30")
+    ('{"role":"user","content":"a",}', TRAILING_COMMA),
     ('{"role":"user","content":"a"}}', "后面还有多余的内容"),
     ("[1,", "应当出现一个 JSON 值"),
     ("[1]", "这一行是数组，不是 JSON 对象"),

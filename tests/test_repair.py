@@ -34,6 +34,10 @@ from mini_agent.repair import RepairRefusedError, pieces, repair_session, why_no
 from mini_agent.session import SessionFormatError, parse_session_bytes
 
 from .helpers import multi_tool_history
+from .platforms import REAL_FAULTS, posix_only_module
+
+posix_only_module(REAL_FAULTS)
+assert sys.platform != "win32"  # mypy --platform win32: the rest of this file is POSIX only
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -243,7 +243,7 @@ def test_side_by_side_shares_the_width_by_weight() -> None:
 
 def test_file_view_of_a_path_shows_only_the_file_name(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
-    path.write_text("x\n", encoding="utf-8")
+    path.write_bytes(b"x\n")
     view = FileView.of(path)
     assert view.lines == ["x"]
     assert str(tmp_path) not in repr(view) + view._repr_html_()
