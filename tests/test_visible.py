@@ -273,14 +273,14 @@ def test_repair_of_a_torn_line_prints_its_paths_escaped(folder: Path) -> None:
         file.write(f'{{"role":"user","content":"{RLO}')
     run = cli("repair", NAME, cwd=folder)
     assert_cli_safe(run, 0)
-    assert "cut the torn last line 6" in run[1]
+    assert "已把写到一半的最后一行（第 6 行，" in run[1]
 
 
 @hostile_name
 def test_the_demo_prints_its_path_escaped(tmp_path: Path) -> None:
     run = cli("demo", "--session", NAME, cwd=tmp_path)
     assert_cli_safe(run, 0)
-    assert run[1].splitlines()[0].endswith(": 0 messages on disk before this run")
+    assert run[1].splitlines()[0].endswith(": 这次运行前磁盘上有 0 条消息")
 
 
 # --- the escaping itself -------------------------------------------------------------------
