@@ -418,6 +418,41 @@ def own_copy_of_cdn_defaults(out: Path, version: str) -> list[str]:
     return changed
 
 
+# JupyterLite 0.8's drive fetches a file the site ships and parses it as JSON when its path
+# matches this (in its bundle, as written): `.jsonl` does, so a sample session opened as
+# "Unexpected non-whitespace character after JSON" and the kernel, asking the drive for it,
+# got ENOENT. The site's copy of the test leaves line-oriented names out of it.
+DRIVE_JSON_PATHS = r"/\.(ipynb|[^/]*json[^/]*)$/"
+DRIVE_JSON_PATHS_BUT_LINES = r"/^(?!.*\.(?:jsonl|ndjson)$).*\.(ipynb|[^/]*json[^/]*)$/"
+LINE_FILES = (".jsonl", ".ndjson")  # one JSON value a line: text, as the chapter reads it
+
+
+def line_files_as_text(out: Path) -> list[str]:
+    """Serve `.jsonl` files of the site as text: the drive's JSON test skips their names, and
+    the contents listing gives each the mimetype text/plain (else the drive takes the web
+    server's Content-Type, which may name JSON). Returns the bundle files changed."""
+    changed = []
+    for path in sorted((out / "build").glob("*.js")):
+        text = path.read_text(encoding="utf-8")
+        if DRIVE_JSON_PATHS in text:
+            path.write_text(text.replace(DRIVE_JSON_PATHS, DRIVE_JSON_PATHS_BUT_LINES), "utf-8")
+            changed.append(path.relative_to(out).as_posix())
+    if len(changed) != 1:
+        sys.exit(
+            f"[site] expected JupyterLite's drive test {DRIVE_JSON_PATHS} in one bundle file of"
+            f" build/, found it in {changed or 'none'}: a new JupyterLite? Check how it reads"
+            " a .jsonl file, then update line_files_as_text"
+        )
+    for listing in (out / "api" / "contents").rglob("all.json"):
+        content = json.loads(listing.read_text(encoding="utf-8"))
+        entries = [e for e in content["content"] if e["name"].endswith(LINE_FILES)]
+        for entry in entries:
+            entry.update(mimetype="text/plain", format="text")
+        if entries:
+            listing.write_text(json.dumps(content, indent=2), encoding="utf-8")
+    return changed
+
+
 def text_files(out: Path) -> list[Path]:
     found = []
     for path in sorted(out.rglob("*")):
@@ -508,6 +543,7 @@ def build(out: Path) -> None:
     prepared = prepare_wheels(partial)
     check_settings(partial)
     rewritten = own_copy_of_cdn_defaults(partial, version)
+    line_files_as_text(partial)
     landing_page(partial, stage / "files", left_out)
     foreign = foreign_hosts(partial)
     if foreign:

@@ -504,6 +504,84 @@ def test_the_notebook_runs_all_cells_in_pyodide_offline(
     assert foreign(urls) == []
 
 
+# What the kernel behind an open notebook prints for `code` (run without a prompt number)
+IN_KERNEL = """async ([path, code]) => {
+  const panel = Array.from(window.jupyterapp.shell.widgets('main'))
+    .find(widget => widget.context && widget.context.path === path);
+  const future = panel.sessionContext.session.kernel.requestExecute({code, store_history: false});
+  let printed = '';
+  future.onIOPub = msg => {
+    if (msg.header.msg_type === 'stream') printed += msg.content.text;
+    if (msg.header.msg_type === 'error') printed += `${msg.content.ename}: ${msg.content.evalue}`;
+  };
+  await future.done;
+  return printed;
+}"""
+
+
+def in_kernel(page: Page, notebook: str, code: str) -> str:
+    return str(page.evaluate(IN_KERNEL, [notebook, code]))
+
+
+LOAD_EACH = """
+import json, pathlib
+from mini_agent import SessionFormatError, load_session
+found = {}
+for name in NAMES:
+    try:
+        said = f"{len(load_session(name))} messages"
+    except SessionFormatError as error:
+        said = str(error)
+    found[name] = [pathlib.Path(name).read_text(encoding="utf-8"), said]
+print("LOADED " + json.dumps(found, ensure_ascii=False))
+"""
+
+
+def loaded_on_the_desktop(path: Path) -> str:
+    try:
+        return f"{len(load_session(path))} messages"
+    except SessionFormatError as error:
+        return str(error)
+
+
+def test_every_shipped_jsonl_opens_as_text_and_loads_in_the_browser_kernel(
+    site: Path, browser: Browser, lab: Lab
+) -> None:
+    """Each `.jsonl` the site ships, double-clicked in the file browser, opens in the text
+    editor with its lines as they are, and `load_session` in the browser's kernel (00's,
+    cwd /drive) reads that very file: the sample's 15 messages, the broken copies' errors
+    with their line numbers — never the empty session a missing file would give."""
+    files = site / "files"
+    shipped = sorted(path.relative_to(files).as_posix() for path in files.rglob("*.jsonl"))
+    assert shipped == [f"samples/{name}" for name in
+                       ("broken-json-line-3.jsonl", "broken-record-line-4.jsonl", "session.jsonl")]  # fmt: skip
+    page, start = lab.page, len(browser.log.urls)
+    expect(page.locator(".jp-Dialog")).to_have_count(0)
+    for folder in sorted({Path(name).parent.as_posix() for name in shipped}):
+        page.locator(".jp-DirListing-itemText", has_text=re.compile(f"^{folder}$")).dblclick()
+        for name in (n for n in shipped if Path(n).parent.as_posix() == folder):
+            page.locator(".jp-DirListing-itemText", has_text=Path(name).name).dblclick()
+            expect(current_tab(page)).to_contain_text(Path(name).name)
+            editor = page.locator(".jp-MainAreaWidget:not(.lm-mod-hidden) .jp-FileEditor")
+            for line in (files / name).read_text(encoding="utf-8").splitlines():
+                expect(editor).to_contain_text(line)  # the torn line too, as it is
+            expect(page.locator(".jp-Dialog")).to_have_count(0)  # no JSON parser's complaint
+            page.screenshot(path=SCREENSHOTS / f"site-{Path(name).stem}-as-text.png")
+        page.locator(".jp-FileBrowser .jp-BreadCrumbs-home").click()  # back to the notebooks
+    code = f"NAMES = {shipped!r}\n{LOAD_EACH}"
+    printed = in_kernel(page, "00_guide.ipynb", code)
+    assert "LOADED " in printed, printed
+    found = json.loads(printed.split("LOADED ", 1)[1])
+    for name in shipped:
+        text, said = found[name]
+        assert text == (files / name).read_text(encoding="utf-8"), f"{name} is not the file shipped"
+        assert said == loaded_on_the_desktop(files / name), name
+    assert found["samples/session.jsonl"][1] == "15 messages"
+    assert found["samples/broken-json-line-3.jsonl"][1].startswith(f"{INVALID_JSON} 3:")
+    assert found["samples/broken-record-line-4.jsonl"][1].startswith(f"{INVALID_RECORD} 4:")
+    assert foreign(browser.log.since(start)) == []
+
+
 BUDGETS = (20, 40, 210, 1000)  # too small for the newest unit, then one, two, all three units
 HONESTY_CODE = (
     f"BUDGETS = {BUDGETS!r}\n"
