@@ -53,6 +53,7 @@ from mini_agent.teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
 from .helpers import stored_output_text
+from .timings import measured
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_site"
@@ -99,7 +100,10 @@ CELLS_JS = """() => Array.from(document.querySelectorAll(
 
 @pytest.fixture(scope="module")
 def site() -> Path:
-    """`_site/`, built from this checkout unless the last build had the same inputs."""
+    """`_site/`, built from this checkout unless the last build had the same inputs; a build's
+    wall time is measured (a first one when the build's caches were not there before)."""
+    first = not (ROOT / ".site-cache").exists()
+    started = time.monotonic()
     build = subprocess.run(
         [sys.executable, str(ROOT / "site" / "build.py"), "--out", str(SITE)],
         capture_output=True,
@@ -109,6 +113,8 @@ def site() -> Path:
     )
     assert build.returncode == 0, f"the site build failed:\n{build.stdout}\n{build.stderr}"
     assert (SITE / "index.html").is_file()
+    if "is up to date" not in build.stdout:
+        measured("site_build_first" if first else "site_build_again", time.monotonic() - started)
     return SITE
 
 
@@ -241,10 +247,24 @@ def lab(browser: Browser, base_url: str) -> Iterator[Lab]:
     page, start = open_page(browser, f"{base_url}/lab/index.html?path=00_guide.ipynb")
     wait_for_new_kernel(page)
     browser.timings.kernel_ready["00_guide.ipynb"] = time.monotonic() - started
+    measured("site_lab_first", time.monotonic() - started)
     try:
         yield Lab(page, {"00_guide.ipynb": start})
+        workers = page.evaluate("window.__kitKernels")["workers"]
+        measured("site_page_js", workers[0]["handed"] / 1000)
+        for worker in workers:
+            if worker["loaded"] is not None:
+                measured("site_pyodide", (worker["loaded"] - worker["started"]) / 1000)
     finally:
         page.close()
+
+
+def lab_kernels(page: Page) -> list[str]:
+    """The ids of the kernels running in a lab page."""
+    found: list[str] = page.evaluate(
+        "Array.from(window.jupyterapp.serviceManager.kernels.running()).map(k => k.id)"
+    )
+    return found
 
 
 def current_tab(page: Page) -> Locator:
@@ -259,6 +279,7 @@ def open_notebook(browser: Browser, lab: Lab, name: str) -> None:
         expect(current_tab(lab.page)).to_contain_text(name)
         wait_for_new_kernel(lab.page)
         browser.timings.kernel_ready[name] = time.monotonic() - started
+        measured("site_lab_later", time.monotonic() - started)
         # opened and connected, not yet touched: not "changed" (the site's copy names the
         # browser's kernel, which JupyterLab would otherwise write in and mark unsaved)
         expect(current_tab(lab.page)).not_to_have_class(re.compile(r"\bjp-mod-dirty\b"))
@@ -504,6 +525,20 @@ def test_the_notebook_runs_all_cells_in_pyodide_offline(
     assert foreign(urls) == []
 
 
+def test_every_kernel_in_lab_took_the_pyodide_its_worker_began_loading_at_once(
+    lab: Lab,
+) -> None:
+    """site/kernel_early.js: each kernel's worker had started loading Pyodide before the kernel
+    asked (with the page, or as lab/'s spare), and the kernel took that Pyodide ("warm"), never
+    loading one of its own ("cold"); lab/ keeps at most one spare worker besides them."""
+    head_start = lab.page.evaluate("window.__kitKernels")
+    running = lab_kernels(lab.page)
+    assert len(running) == len(lab.opened) and head_start["cold"] == 0, head_start
+    assert head_start["warm"] == len(running), head_start
+    handed = [worker for worker in head_start["workers"] if worker["handed"] is not None]
+    assert len(handed) == len(running) and len(head_start["workers"]) <= len(running) + 1
+
+
 # What the kernel behind an open notebook prints for `code` (run without a prompt number)
 IN_KERNEL = """async ([path, code]) => {
   const panel = Array.from(window.jupyterapp.shell.widgets('main'))
@@ -718,6 +753,13 @@ COUNT_KERNELS = """(() => {
 })();"""
 
 
+NOTEBOOK_KERNEL_IDLE = """() => {
+  const kernel = window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel;
+  return kernel?.status === 'idle' && kernel.connectionStatus === 'connected'
+    && document.querySelector('.jp-NotebookKernelStatus')?.textContent === '';
+}"""
+
+
 def kernels(context: BrowserContext) -> int:
     return sum(int(page.evaluate("() => window.__kernels ?? 0")) for page in context.pages)
 
@@ -757,15 +799,10 @@ def test_a_student_walks_the_first_page_and_finds_what_the_guide_says_persists(
             started = time.monotonic()
             href = landing.locator(f'ol a[href$="?path={name}"]').get_attribute("href")
             landing.goto(f"{base_url}/{href}")  # as a click does (Playwright then sees its workers)
-            landing.wait_for_function("() => window.__kernels === 1", timeout=120_000)
-            # the notebook app's status flashes "Kernel Connecting", then fades out when ready
-            landing.wait_for_function(
-                """() => document.querySelector('.jp-NotebookKernelStatus')?.textContent === ''
-                    && document.querySelector('.jp-Notebook-ExecutionIndicator')
-                         ?.getAttribute('data-status') === 'idle'""",
-                timeout=120_000,
-            )
+            # the notebook's kernel answered (idle), and the app's "Kernel Connecting" is gone
+            landing.wait_for_function(NOTEBOOK_KERNEL_IDLE, timeout=120_000)
             browser.timings.single[name] = time.monotonic() - started
+            measured("site_link", time.monotonic() - started)
             expect(landing.locator(".jp-Notebook")).to_have_count(1)
             assert kernels(context) == 1, f"{kernels(context)} kernels with {name} open"
             landing.goto(f"{base_url}/")  # back to the first page: the notebook's page is gone
