@@ -208,6 +208,20 @@ def pytest_arguments(parts: Sequence[Part], strict: bool) -> list[str]:
     return arguments
 
 
+# Parts that mostly wait on a browser, its workers and servers: a second pytest runs them beside
+# the rest, so the full tier's wall time is about the longer of the two, not their sum.
+SIDE_BY_SIDE = ("browser", "site")
+
+
+def pytest_runs(parts: Sequence[Part], strict: bool) -> list[list[str]]:
+    """pytest_arguments for one run, or two to run side by side (the rest, then the waiting
+    parts) when both kinds are selected."""
+    beside = [part for part in parts if part.name in SIDE_BY_SIDE]
+    rest = [part for part in parts if part.name not in SIDE_BY_SIDE and part.tests]
+    groups = [rest, beside] if beside and rest else [list(parts)]
+    return [arguments for group in groups if (arguments := pytest_arguments(group, strict))]
+
+
 def ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
@@ -305,8 +319,7 @@ def test(args: argparse.Namespace) -> int:
     if args.dry_run:
         for part in the_plan.run:
             say(f"would run {part.name}: {part.what}")
-        arguments = pytest_arguments(the_plan.run, strict)
-        if arguments:
+        for arguments in pytest_runs(the_plan.run, strict):
             say(f"would run: python {' '.join(arguments)}")
         report_skipped(the_plan.skipped)
         return 0
@@ -318,6 +331,7 @@ def test(args: argparse.Namespace) -> int:
     failed: list[str] = []
     timings: list[str] = []
     mypy = None
+    beside: subprocess.Popen[bytes] | None = None  # the second pytest, when there is one
     if "types" in names:  # mypy runs beside pytest: two cores, half the wait
         log = (DEV_ENV / "mypy.log").open("w", encoding="utf-8")
         mypy = subprocess.Popen([python, "-m", "mypy"], cwd=ROOT, stdout=log, stderr=log)
@@ -330,13 +344,25 @@ def test(args: argparse.Namespace) -> int:
                 if subprocess.run([python, "-m", *command], cwd=ROOT, check=False).returncode:
                     failed.append(" ".join(command))
             timings.append(f"lint {time.monotonic() - started:.0f} s")
-        arguments = pytest_arguments(the_plan.run, strict)
-        if arguments:
-            arguments += args.rest  # e.g. `python kit.py test --quick -k session -x`
+        runs = [[*arguments, *args.rest] for arguments in pytest_runs(the_plan.run, strict)]
+        if runs:  # args.rest: e.g. `python kit.py test --quick -k session -x`
             started = time.monotonic()
-            say(f"python {' '.join(arguments)}")
-            if subprocess.run([python, *arguments], cwd=ROOT, check=False).returncode:
+            if len(runs) == 2:  # its output is kept in a file and shown when both are done
+                say(f"beside it: python {' '.join(runs[1])} (output: {DEV_ENV.name}/beside.log)")
+                beside_log = (DEV_ENV / "beside.log").open("w", encoding="utf-8")
+                beside = subprocess.Popen(
+                    [python, *runs[1]], cwd=ROOT, stdout=beside_log, stderr=subprocess.STDOUT
+                )
+            say(f"python {' '.join(runs[0])}")
+            if subprocess.run([python, *runs[0]], cwd=ROOT, check=False).returncode:
                 failed.append("pytest")
+            if beside is not None:
+                code = beside.wait()
+                beside_log.close()
+                say(f"beside it: python {' '.join(runs[1])}")
+                print((DEV_ENV / "beside.log").read_text(encoding="utf-8"), end="", flush=True)
+                if code:
+                    failed.append("pytest (beside)")
             timings.append(f"pytest {time.monotonic() - started:.0f} s")
         if mypy is not None:
             code = mypy.wait()
@@ -347,9 +373,10 @@ def test(args: argparse.Namespace) -> int:
                 failed.append("mypy")
             timings.append(f"types {time.monotonic() - mypy_started:.0f} s (beside pytest)")
     finally:
-        if mypy is not None and mypy.poll() is None:  # interrupted: stop what we started
-            mypy.kill()
-            mypy.wait()
+        for process in (mypy, beside):
+            if process is not None and process.poll() is None:  # interrupted: stop what we started
+                process.kill()
+                process.wait()
     timings.append(f"in all {time.monotonic() - began:.0f} s")
     say(f"ran {', '.join(part.name for part in the_plan.run)}: {'; '.join(timings)}")
     report_skipped(the_plan.skipped)
