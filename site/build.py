@@ -460,6 +460,7 @@ KERNEL_WORKER = "extensions/@jupyterlite/pyodide-kernel-extension/static/comlink
 LOAD_PYODIDE = re.compile(r"this\._pyodide=await (\w+)\(\{indexURL:")
 KERNEL_APPS = {"lab": 1, "notebooks": 0, "repl": 0}  # app: spare workers kept warming
 EARLY_SCRIPT = "static/kit/kernel_early.js"
+LAB_OPEN = "static/kit/lab_open.js"  # lab/?reset&open=NAME: the first page's way in
 
 
 def kernel_head_start(out: Path) -> str:
@@ -498,6 +499,7 @@ def kernel_head_start(out: Path) -> str:
     worker.write_text(prelude + patched, encoding="utf-8")
     (out / EARLY_SCRIPT).parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(HERE / "kernel_early.js", out / EARLY_SCRIPT)
+    shutil.copy(HERE / "lab_open.js", out / LAB_OPEN)
     where = worker.relative_to(out).as_posix()
     for app, spares in KERNEL_APPS.items():
         page = out / app / "index.html"
@@ -506,6 +508,9 @@ def kernel_head_start(out: Path) -> str:
             f'<script src="../{EARLY_SCRIPT}" data-worker="{where}" data-spares="{spares}">'
             "</script>"
         )
+        if app == "lab":
+            tag += f'\n    <script src="../{LAB_OPEN}"></script>'
+
         if text.count("<head>") != 1:
             sys.exit(f"[site] {app}/index.html: no single <head> to put the kernel's start in")
         page.write_text(text.replace("<head>", f"<head>\n    {tag}", 1), encoding="utf-8")

@@ -242,10 +242,17 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(browser: Browser, base_url: str) -> Iterator[Lab]:
-    """JupyterLite's lab with 00_guide open, every notebook then opened from its file browser."""
+    """JupyterLite's lab opened by the first page's start button (00_guide in a fresh full
+    interface), every notebook then opened from its file browser."""
+    landing = browser.context.new_page()
+    landing.goto(f"{base_url}/")
+    entry = landing.get_by_role("link", name="从导读开始").get_attribute("href")
+    landing.close()
+    assert entry == "lab/index.html?reset&open=00_guide.ipynb", entry
     started = time.monotonic()
-    page, start = open_page(browser, f"{base_url}/lab/index.html?path=00_guide.ipynb")
+    page, start = open_page(browser, f"{base_url}/{entry}")
     wait_for_new_kernel(page)
+    expect(current_tab(page)).to_contain_text("00_guide.ipynb")
     browser.timings.kernel_ready["00_guide.ipynb"] = time.monotonic() - started
     measured("site_lab_first", time.monotonic() - started)
     try:
