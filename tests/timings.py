@@ -92,10 +92,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             "run": when,
             "commit": _commit(),
             "cores": os.cpu_count(),
-            "load average (1 min) before, after": [_load_before[0], round(load_after[0], 2)],
+            "load average (1 min) before, after": [round(_load_before[0], 2), round(load_after[0], 2)],
         }
     timings["quantities"] = dict(sorted(timings["quantities"].items()))
-    TIMINGS.write_text(json.dumps(timings, ensure_ascii=False, indent=1) + "\n", "utf-8")
+    written = TIMINGS.with_suffix(".partial")  # whole or not at all: a test may be reading it
+    written.write_text(json.dumps(timings, ensure_ascii=False, indent=1) + "\n", "utf-8")
+    written.replace(TIMINGS)
     lines = [f"  {name}: {min(s)} to {max(s)} s ({len(s)})" for name, s in sorted(_samples.items())]
     with capture.global_and_fixture_disabled():
         print(f"\ntimings written to {TIMINGS.relative_to(ROOT)}:\n" + "\n".join(lines))
