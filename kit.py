@@ -208,18 +208,21 @@ def pytest_arguments(parts: Sequence[Part], strict: bool) -> list[str]:
     return arguments
 
 
-# Parts that mostly wait on a browser, its workers and servers: a second pytest runs them beside
-# the rest, so the full tier's wall time is about the longer of the two, not their sum.
+# Parts that mostly wait on a browser, its workers and servers (their tests use a fraction of a
+# core): each runs in a pytest of its own beside the rest, so the full tier's wall time is about
+# the longest of the runs, not their sum.
 SIDE_BY_SIDE = ("browser", "site")
 
 
-def pytest_runs(parts: Sequence[Part], strict: bool) -> list[list[str]]:
-    """pytest_arguments for one run, or two to run side by side (the rest, then the waiting
-    parts) when both kinds are selected."""
-    beside = [part for part in parts if part.name in SIDE_BY_SIDE]
+def pytest_runs(parts: Sequence[Part], strict: bool) -> list[tuple[str, list[str]]]:
+    """(name, pytest_arguments) for each run: one, or the rest first and then each waiting
+    part selected, to run side by side, when more than one of them is selected."""
+    beside = [[part] for part in parts if part.name in SIDE_BY_SIDE]
     rest = [part for part in parts if part.name not in SIDE_BY_SIDE and part.tests]
-    groups = [rest, beside] if beside and rest else [list(parts)]
-    return [arguments for group in groups if (arguments := pytest_arguments(group, strict))]
+    groups = [rest, *beside] if len(beside) + bool(rest) > 1 else [list(parts)]
+    named = [(",".join(part.name for part in group), group) for group in groups]
+    return [(name, arguments) for name, group in named
+            if (arguments := pytest_arguments(group, strict))]  # fmt: skip
 
 
 def ci() -> bool:
@@ -319,7 +322,7 @@ def test(args: argparse.Namespace) -> int:
     if args.dry_run:
         for part in the_plan.run:
             say(f"would run {part.name}: {part.what}")
-        for arguments in pytest_runs(the_plan.run, strict):
+        for _, arguments in pytest_runs(the_plan.run, strict):
             say(f"would run: python {' '.join(arguments)}")
         report_skipped(the_plan.skipped)
         return 0
@@ -331,7 +334,7 @@ def test(args: argparse.Namespace) -> int:
     failed: list[str] = []
     timings: list[str] = []
     mypy = None
-    beside: subprocess.Popen[bytes] | None = None  # the second pytest, when there is one
+    beside: list[tuple[str, subprocess.Popen[bytes], Path]] = []  # pytests run side by side
     if "types" in names:  # mypy runs beside pytest: two cores, half the wait
         log = (DEV_ENV / "mypy.log").open("w", encoding="utf-8")
         mypy = subprocess.Popen([python, "-m", "mypy"], cwd=ROOT, stdout=log, stderr=log)
@@ -344,25 +347,29 @@ def test(args: argparse.Namespace) -> int:
                 if subprocess.run([python, "-m", *command], cwd=ROOT, check=False).returncode:
                     failed.append(" ".join(command))
             timings.append(f"lint {time.monotonic() - started:.0f} s")
-        runs = [[*arguments, *args.rest] for arguments in pytest_runs(the_plan.run, strict)]
+        runs = [(name, [*arguments, *args.rest]) for name, arguments in
+                pytest_runs(the_plan.run, strict)]  # fmt: skip
         if runs:  # args.rest: e.g. `python kit.py test --quick -k session -x`
             started = time.monotonic()
-            if len(runs) == 2:  # its output is kept in a file and shown when both are done
-                say(f"beside it: python {' '.join(runs[1])} (output: {DEV_ENV.name}/beside.log)")
-                beside_log = (DEV_ENV / "beside.log").open("w", encoding="utf-8")
-                beside = subprocess.Popen(
-                    [python, *runs[1]], cwd=ROOT, stdout=beside_log, stderr=subprocess.STDOUT
+            for name, arguments in runs[1:]:  # their output is kept, and shown when all are done
+                log_path = DEV_ENV / f"beside-{name}.log"
+                say(
+                    f"beside it: python {' '.join(arguments)} (output: {DEV_ENV.name}/{log_path.name})"
                 )
-            say(f"python {' '.join(runs[0])}")
-            if subprocess.run([python, *runs[0]], cwd=ROOT, check=False).returncode:
-                failed.append("pytest")
-            if beside is not None:
-                code = beside.wait()
-                beside_log.close()
-                say(f"beside it: python {' '.join(runs[1])}")
-                print((DEV_ENV / "beside.log").read_text(encoding="utf-8"), end="", flush=True)
+                with log_path.open("w", encoding="utf-8") as output:
+                    process = subprocess.Popen(
+                        [python, *arguments], cwd=ROOT, stdout=output, stderr=subprocess.STDOUT
+                    )
+                beside.append((name, process, log_path))
+            say(f"python {' '.join(runs[0][1])}")
+            if subprocess.run([python, *runs[0][1]], cwd=ROOT, check=False).returncode:
+                failed.append(f"pytest ({runs[0][0]})" if beside else "pytest")
+            for name, process, log_path in beside:
+                code = process.wait()
+                say(f"beside it, {name}: {time.monotonic() - started:.0f} s")
+                print(log_path.read_text(encoding="utf-8"), end="", flush=True)
                 if code:
-                    failed.append("pytest (beside)")
+                    failed.append(f"pytest ({name})")
             timings.append(f"pytest {time.monotonic() - started:.0f} s")
         if mypy is not None:
             code = mypy.wait()
@@ -373,10 +380,10 @@ def test(args: argparse.Namespace) -> int:
                 failed.append("mypy")
             timings.append(f"types {time.monotonic() - mypy_started:.0f} s (beside pytest)")
     finally:
-        for process in (mypy, beside):
-            if process is not None and process.poll() is None:  # interrupted: stop what we started
-                process.kill()
-                process.wait()
+        for left in (mypy, *(running for _, running, _ in beside)):
+            if left is not None and left.poll() is None:  # interrupted: stop what we started
+                left.kill()
+                left.wait()
     timings.append(f"in all {time.monotonic() - began:.0f} s")
     say(f"ran {', '.join(part.name for part in the_plan.run)}: {'; '.join(timings)}")
     report_skipped(the_plan.skipped)
