@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import FloatRect, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, FloatRect, Locator, Page, expect, sync_playwright
 
 from mini_agent.teaching.explorer_logic import scan_position_text
 from mini_agent.teaching.samples import chapter_picture
@@ -102,20 +102,31 @@ def end_every_session(lab: Lab) -> None:
         urllib.request.urlopen(request, timeout=20).close()
 
 
-@contextmanager
-def chromium(**context: object) -> Iterator[tuple[Page, list[str]]]:
-    """A fresh headless Chromium page, and the list of every URL it (or its frames) asked."""
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the module's walks; each walk gets a fresh context of it."""
     assert CHROMIUM.exists(), "install Debian's Chromium: apt-get install -y chromium"
     SCREENSHOTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
         try:
-            page = browser.new_page(**context)  # type: ignore[arg-type]
-            requests: list[str] = []
-            page.on("request", lambda request: requests.append(request.url))
-            yield page, requests
+            yield launched
         finally:
-            browser.close()
+            launched.close()
+
+
+@contextmanager
+def chromium(browser: Browser, **context: object) -> Iterator[tuple[Page, list[str]]]:
+    """A fresh page in a fresh context (no storage, cache or cookies from an earlier walk),
+    and the list of every URL it (or its frames) asked."""
+    fresh = browser.new_context(**context)  # type: ignore[arg-type]
+    try:
+        page = fresh.new_page()
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        yield page, requests
+    finally:
+        fresh.close()
 
 
 def open_notebook(page: Page, lab: Lab, name: str) -> None:
@@ -478,7 +489,7 @@ STOPS = (
 )
 
 
-def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab) -> None:
+def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab, browser: Browser) -> None:
     route = route_text()
     # the test runs cells the way 95 tells the instructor to, at the top and at every stop
     assert "**上课时运行单元格用 `Ctrl+Enter`" in route
@@ -490,7 +501,7 @@ def test_the_route_runs_stop_by_stop_from_a_fresh_kernel(lab: Lab) -> None:
     folder = Path(lab.log).parent / "notebooks"
     for number, name, drive in STOPS:
         end_every_session(lab)
-        with chromium(**PROJECTOR) as (page, _):
+        with chromium(browser, **PROJECTOR) as (page, _):
             started = time.monotonic()
             open_notebook(page, lab, name)
             ready = time.monotonic()
@@ -545,10 +556,10 @@ EXPLORER_OF = {
 }
 
 
-def test_layouts_fit_at_tablet_and_projector_sizes(lab: Lab) -> None:
+def test_layouts_fit_at_tablet_and_projector_sizes(lab: Lab, browser: Browser) -> None:
     end_every_session(lab)
     for name, code in EXPLORER_OF.items():
-        with chromium(viewport={"width": 1280, "height": 720}) as (page, _):
+        with chromium(browser, viewport={"width": 1280, "height": 720}) as (page, _):
             open_notebook(page, lab, name)
             run_all(page)
             stop = Stop(page)
@@ -584,7 +595,7 @@ def test_layouts_fit_at_tablet_and_projector_sizes(lab: Lab) -> None:
 STALE_WIDGET = "Error displaying widget: model not found"  # ipywidgets' words for a dead model
 
 
-def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab) -> None:
+def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab, browser: Browser) -> None:
     route = route_text()
     assert "05 的预算滑块在幻灯片里也能动" in route
     explorer = re.compile(r"\b(SessionEditor|UnitScanStepper|BudgetExplorer|RunStepper)\(")
@@ -599,7 +610,7 @@ def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab) -> None:
                 assert kind == ("slide" if live else "skip"), name
     end_every_session(lab)
     console: list[str] = []
-    with chromium(viewport={"width": 1280, "height": 720}) as (page, requests):
+    with chromium(browser, viewport={"width": 1280, "height": 720}) as (page, requests):
         page.on("console", lambda message: console.append(message.text))
         open_notebook(page, lab, "05_character_budget.ipynb")
         # the explorer ran, then the kernel restarted (内核 → 重启内核): the notebook RISE saves
