@@ -92,7 +92,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             "run": when,
             "commit": _commit(),
             "cores": os.cpu_count(),
-            "load average (1 min) before, after": [round(_load_before[0], 2), round(load_after[0], 2)],
+            "load average (1 min) before, after": [
+                round(_load_before[0], 2),
+                round(load_after[0], 2),
+            ],
         }
     timings["quantities"] = dict(sorted(timings["quantities"].items()))
     written = TIMINGS.with_suffix(".partial")  # whole or not at all: a test may be reading it
