@@ -16,11 +16,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+if sys.platform != "win32":
+    import fcntl
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMINGS = ROOT / "docs" / "timings.json"
@@ -80,6 +86,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         with capture.global_and_fixture_disabled():
             print(f"\ntimings: not written ({TIMINGS.name} keeps the last full run's)")
         return
+    with _only_writer():
+        _write()
+    lines = [f"  {name}: {min(s)} to {max(s)} s ({len(s)})" for name, s in sorted(_samples.items())]
+    with capture.global_and_fixture_disabled():
+        print(f"\ntimings written to {TIMINGS.relative_to(ROOT)}:\n" + "\n".join(lines))
+
+
+@contextmanager
+def _only_writer() -> Iterator[None]:
+    """kit.py runs the browser and site parts side by side: one rewrites the file at a time, so
+    neither loses the other's figures (a lock file beside it; Windows runs no browser part)."""
+    with TIMINGS.with_suffix(".lock").open("w", encoding="utf-8") as lock:
+        if sys.platform != "win32":
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _write() -> None:
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     timings = read() if TIMINGS.exists() else {"quantities": {}}
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -101,6 +125,3 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     written = TIMINGS.with_suffix(".partial")  # whole or not at all: a test may be reading it
     written.write_text(json.dumps(timings, ensure_ascii=False, indent=1) + "\n", "utf-8")
     written.replace(TIMINGS)
-    lines = [f"  {name}: {min(s)} to {max(s)} s ({len(s)})" for name, s in sorted(_samples.items())]
-    with capture.global_and_fixture_disabled():
-        print(f"\ntimings written to {TIMINGS.relative_to(ROOT)}:\n" + "\n".join(lines))
