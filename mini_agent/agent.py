@@ -10,8 +10,9 @@ import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .agent_arguments import check_arguments
+from .agent_arguments import check_arguments, check_resumable
 from .context import trim_context
+from .durable import written_anyway
 from .json_form import js_string
 from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from .model_client import ModelClient, collect_reply
@@ -68,6 +69,26 @@ def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
     return [ToolMessage(c.id, INTERRUPTED, True) for c in calls if c.id not in answered]
 
 
+def closed_for_request(messages: Sequence[Message]) -> Sequence[Message]:
+    """`messages` as a provider accepts them: each call that no result answers right after its
+    assistant (a file another writer left so) gets an `INTERRUPTED` error result there, and a
+    result that answers no call of the assistant just before it is left out — in the request
+    only; the session on disk keeps what was written."""
+    closed: list[Message] = []
+    waiting: list[str] = []  # the calls of the last assistant not answered yet
+    for message in [*messages, None]:  # None: the end, where open calls close too
+        if isinstance(message, ToolMessage):
+            if message.tool_call_id in waiting:
+                waiting.remove(message.tool_call_id)
+                closed.append(message)
+            continue
+        closed += [ToolMessage(call_id, INTERRUPTED, True) for call_id in waiting]
+        waiting = [c.id for c in message.tool_calls] if isinstance(message, AssistantMessage) else []
+        if message is not None:
+            closed.append(message)
+    return closed
+
+
 def run_agent(
     prompt: str | None,
     *,
@@ -89,16 +110,25 @@ def run_agent(
     A model request that fails raises here and records nothing of its reply. A run stopped
     while tools ran records `INTERRUPTED` for each call left open, then raises; what it could
     not write (or a killed process left open) the next run records before its first request.
-    Beyond the chapter: `prompt=None` records no prompt and answers the session as it is on
-    disk (a run whose model request failed left its prompt there, unanswered: `chat` resumes so).
+    A call left unanswered elsewhere in the history is closed in the request only
+    (`closed_for_request`). Beyond the chapter: `prompt=None` records no prompt and answers the
+    session as it is on disk (a run whose model request failed left its prompt there,
+    unanswered: `chat` resumes so); a session ending in a final answer has nothing to answer.
     """
     check_arguments(prompt, tools, session_path, context_max_chars, max_turns)
     tools_by_name = {tool.name: tool for tool in tools}
     messages: list[Message] = load_session(session_path) if session_path is not None else []
+    if prompt is None:
+        check_resumable(messages, session_path)
 
     def record(message: Message) -> None:
         if session_path is not None:  # disk first: a refused write leaves disk == memory
-            append_session(session_path, message, fsync=fsync)
+            try:
+                append_session(session_path, message, fsync=fsync)
+            except BaseException as error:
+                if written_anyway(error):  # an interruption after the write: it is on disk
+                    messages.append(message)
+                raise
         messages.append(message)
 
     for result in interrupted_results(messages):  # what an interrupted run left open
@@ -106,9 +136,8 @@ def run_agent(
     if prompt is not None:
         record(UserMessage(js_string(prompt)))
     for _ in range(max_turns):
-        context = (
-            messages if context_max_chars is None else trim_context(messages, context_max_chars)
-        )
+        request = closed_for_request(messages)
+        context = request if context_max_chars is None else trim_context(request, context_max_chars)
         if on_request is not None:
             on_request(tuple(messages), tuple(context))
         reply = collect_reply(client.stream(list(context), tools))  # the whole reply, or raise

@@ -10,6 +10,7 @@ import os
 from collections.abc import Sequence
 
 from .context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError, check_budget
+from .messages import AssistantMessage, Message
 from .tools import Tool
 
 
@@ -35,3 +36,15 @@ def check_arguments(
         raise ValueError("tool names must be unique")
     if session_path is not None and not isinstance(session_path, (str, os.PathLike)):
         raise TypeError(f"session_path must be a path, not {type(session_path).__name__}")
+
+
+def check_resumable(messages: Sequence[Message], session_path: object) -> None:
+    """`prompt=None` answers the session on disk: refuse one that holds nothing to answer."""
+    if not messages:
+        raise ValueError(f"prompt=None: the session {session_path} is empty; give a prompt")
+    last = messages[-1]
+    if isinstance(last, AssistantMessage) and not last.tool_calls:
+        raise ValueError(
+            f"prompt=None: the session {session_path} ends with the assistant's final answer, "
+            "so there is nothing to answer; give a prompt"
+        )

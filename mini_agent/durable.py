@@ -1,70 +1,62 @@
-"""Beyond the chapter: what makes an append safe when processes overlap or writes fail.
+"""Beyond the chapter: what keeps a session file whole when processes overlap, writes fail or
+Ctrl-C strikes.
 
-The chapter's `appendSession` is one `appendFile` and admits "no lock or fsync". Here one
-call, `append_line`, adds what a careful user expects: an advisory lock shared by every
-cooperating appender and `repair`, a newline guard (a record is never glued onto a last line
-that lacks its newline), a write — and, on request, its `fsync` — completed or rolled back.
-`read_session_file` reads under the shared lock, so a load never sees half a record. Both
-refuse anything but a regular file and never follow a symbolic link; writers also refuse a
-file another user owns or could write. Ctrl-C never leaves an fd (or its lock) behind, and a
-forked child never keeps a lock (see the end). docs/DURABILITY.md says what holds where.
+The chapter's `appendSession` is one `appendFile` and admits "no lock or fsync". Here one call,
+`append_line`, adds what a careful user expects: a lock shared by every cooperating appender,
+loader and `repair`; a newline guard (a record is never glued onto a last line that lacks its
+newline); and a write — with `fsync`, its sync too — completed or rolled back. `read_lines`
+reads under the same lock, holding only the non-blank lines. Which files are refused, and why,
+is `refusals`' job. docs/DURABILITY.md says what holds where.
 
-This module knows bytes and files, not messages: the session passes in the check of an
-unterminated last line, so `durable` never imports `session` (no import circle).
+This module knows bytes and files, not messages: the session passes in its check of an
+unterminated last line, so `durable` never imports `session`. A call changes nothing outside
+itself: no signal handler is touched, and the one process-wide hook (a forked child must not
+keep a lock) is installed by the first lock, not on import.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
+import functools
+import io
 import os
-import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable
-from types import FrameType
+import weakref
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from itertools import compress
 
-PathLike = str | os.PathLike[str]
+from .refusals import (
+    PathLike,
+    refuse_borrowed_folders,
+    refuse_for_writing,
+    refuse_irregular,
+    refuse_irregular_path,
+    symlink_refused,
+)
 
-# Portable flags: Windows has neither O_CLOEXEC nor newline-free writes without O_BINARY;
-# O_NONBLOCK (Unix) keeps the open of a FIFO that slipped past the first check from waiting.
-_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none: there `lstat` checks first
-_WRITE = os.O_WRONLY | os.O_RDWR
-
-try:
+if sys.platform != "win32":
     import fcntl
-except ImportError:  # Windows: no advisory lock
-    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["PathLike"]  # re-exported: the kit's path type
+
+CHUNK = 1 << 20  # files are read a chunk at a time: memory follows what is kept, not the file
+
+LastLineCheck = Callable[[bytes, Callable[[], int]], None]
+"""Called with an unterminated last line and a function giving its line number; raises to
+refuse the append, returns to let a newline go first."""
 
 
-def has_lock() -> bool:
-    """Whether appenders and loaders here serialise through an advisory lock: not on Windows
-    (no `fcntl`), nor on Pyodide, whose `flock` is missing or does nothing (one process, one
-    thread: nothing to serialise). docs/DURABILITY.md says what that means."""
-    return hasattr(fcntl, "flock") and sys.platform != "emscripten"
-
-
-class NotARegularFileError(OSError):
-    """The path names a FIFO, a device or a socket: no session can live there."""
-
-
-class SymlinkRefusedError(OSError):
-    """The path is a symbolic link: a session is never read or written through one (in a
-    shared folder a link is how another user points your session at a file of yours)."""
-
-
-class UntrustedFileError(PermissionError):
-    """An existing session that another user owns, or that the group or others may write:
-    anything in it may have been written by someone else, so nothing is appended to it."""
-
-
-_REOPEN_ATTEMPTS = 100
-
-LastLineCheck = Callable[[bytes, int], None]
-"""Called with an unterminated last line and its line number; raises if it is not a record."""
+# --- the append ------------------------------------------------------------------------------
+#
+# Ctrl-C raises KeyboardInterrupt between two bytecodes, anywhere. So every file here is an
+# `io.FileIO` that `os.open` makes inside one C call: from the moment the fd exists an object
+# owns it, and an interrupt that drops the object closes the fd, and with it the lock. Every
+# frame that holds one closes it in a `with` or an `except`. An interrupt inside the write or
+# the sync is rolled back like any failure; one that lands after the record is complete (as
+# the file closes) cannot be undone, so it leaves the call marked: `written_anyway`.
 
 
 def append_line(
@@ -73,88 +65,341 @@ def append_line(
     """Append `payload` (one record and its newline) to `path`, under the lock, or not at all.
 
     When the file's last line lacks its newline, `check_last_line` decides: it raises to
-    refuse the append, or returns, and a newline is written first. A write — and with
-    `fsync`, its sync — that fails or is interrupted (Ctrl-C) is rolled back: the record is
-    cut off again (and the cut synced), then the error propagates; a file this call created
-    is removed again. New files get mode 0600 whatever the umask: transcripts are private.
-    Anything but a regular file, a symbolic link, and a file another user owns or may write
-    are refused.
+    refuse the append, or returns, and a newline goes first. A write — and with `fsync`, its
+    sync — that fails or is interrupted is rolled back (the record cut off again, the cut
+    synced) and the error raised; a file this call created is removed again. So when this
+    raises the record is not in the file, unless `written_anyway(error)`.
     """
-    with signals_deferred():  # no Ctrl-C between taking the fd and the `try` that frees it
-        fd, created = _open_locked(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, shared=False)
-        try:
-            _append_held(fd, path, payload, check_last_line, fsync, created)
-        finally:
-            _release(fd)  # closing releases the lock
-
-
-def _append_held(
-    fd: int, path: PathLike, payload: bytes, check: LastLineCheck, fsync: bool, created: bool
-) -> None:
-    """The append proper, on a locked fd: interruptible, and undone if interrupted."""
-    size = os.fstat(fd).st_size
-    signal_gate.interruptible = True  # Ctrl-C may land anywhere from here: it is undone below
+    written = False
     try:
-        if size > 0 and read_at(fd, size - 1, 1) != b"\n":
-            data = read_at(fd, 0, size)  # the rare path: the whole file, to number the line
-            start = data.rfind(b"\n") + 1
-            check(data[start:], data.count(b"\n", 0, start) + 1)
-            payload = b"\n" + payload
-        write_all(fd, payload)
-        if fsync:  # a sync is part of the write: if it fails, the record was not written
-            os.fsync(fd)
-            if size == 0:  # a new file: its name in the folder must survive a crash too
-                sync_folder(os.path.dirname(os.path.abspath(path)))
-        signal_gate.interruptible = False  # a plain store: no signal is handled in between
-    except BaseException:
-        signal_gate.interruptible = False  # first, so that nothing interrupts the roll-back
-        _roll_back(fd, size, fsync)
-        if created and size == 0:  # a first append that failed leaves no empty file
-            _remove_if_still_empty(path, fd)
+        with open_locked(path, write=True, create=True) as file:
+            written = _append_held(file, path, payload, check_last_line, fsync)
+            if sys.platform == "win32":
+                _unlock(file.fileno())  # before the close, which may release it late
+    except BaseException as error:
+        if written:
+            error.__dict__["record_written"] = True
+            if sys.version_info >= (3, 11):
+                error.add_note(f"{os.fspath(path)}: the record was written before this arrived")
         raise
 
 
-def read_session_file(path: PathLike) -> bytes:
-    """Every byte of the file at `path`, read under the shared lock where there is one.
+def written_anyway(error: BaseException) -> bool:
+    """Whether an exception from `append_line` arrived after its record was written whole."""
+    return getattr(error, "record_written", False) is True
 
-    Cooperating appenders hold the exclusive lock while they write, so the bytes read end
-    with complete records (or with a torn line a killed appender left, which `repair` cuts).
-    A missing file raises `FileNotFoundError`; anything but a regular file is refused at
-    once (a FIFO would block, `/dev/zero` never end), and so is a symbolic link. Without a
-    lock a read that overlaps an append may end in the part of the record written so far:
-    see docs/DURABILITY.md.
-    """
-    with signals_deferred():
-        fd = _open_locked(path, os.O_RDONLY, shared=True)[0]
+
+def _append_held(
+    file: LockedFile, path: PathLike, payload: bytes, check: LastLineCheck, fsync: bool
+) -> bool:
+    """The append proper, on a locked file; `True` once the record is complete (and synced)."""
+    fd, size = file.fileno(), file.info.st_size
+    try:
+        if size and read_at(fd, size - 1, 1) != b"\n":
+            line, start = last_line(fd, size)
+            check(line, functools.partial(count_lines, fd, start))
+            payload = b"\n" + payload
+        os.lseek(fd, size, os.SEEK_SET)  # the end, kept ours by the lock (and by O_APPEND,
+        write_all(fd, payload)  # where there is one, from writers who take no lock)
+        if fsync:  # a sync is part of the write: if it fails, the record was not written
+            os.fsync(fd)
+            if file.created:  # a new file: its name in the folder must survive a crash too
+                sync_folder(os.path.dirname(os.path.abspath(path)))
+    except BaseException:
         try:
-            signal_gate.interruptible = True  # a long read may be interrupted: nothing to undo
-            return read_at(fd, 0, os.fstat(fd).st_size)
-        finally:
-            signal_gate.interruptible = False  # first: a plain store, never interrupted
-            _release(fd)
+            if os.fstat(fd).st_size > size:  # should even the cut fail, the torn record
+                os.ftruncate(fd, size)  # stays the last line, for `repair`
+                if fsync:
+                    os.fsync(fd)
+            if file.created and size == 0:  # a first append that failed leaves no file
+                _unlink_if_named(path, os.fstat(fd))  # (Windows keeps it: it is open)
+        except OSError:
+            pass
+        raise
+    return True
 
 
-def _roll_back(fd: int, size: int, synced: bool) -> None:
-    """Cut the file back to `size` bytes, and sync the cut when the write was to be synced.
-    Should even the cut fail, the torn record stays the file's last line, for `repair`."""
-    with contextlib.suppress(OSError):
-        if os.fstat(fd).st_size > size:
-            os.ftruncate(fd, size)
-            if synced:
-                os.fsync(fd)
+def _unlink_if_named(path: PathLike, opened: os.stat_result) -> None:
+    named = os.lstat(path)
+    if (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino):
+        os.unlink(path)
 
 
-def _remove_if_still_empty(path: PathLike, fd: int) -> None:
-    """Unlink the empty file we created, if the path still names it (we hold the lock)."""
-    with contextlib.suppress(OSError):  # Windows will not unlink an open file: it stays
-        opened = os.fstat(fd)
-        if opened.st_size == 0 and _names_same_file(path, opened):
-            os.unlink(path)
+def last_line(fd: int, size: int) -> tuple[bytes, int]:
+    """The unterminated last line of a file of `size` bytes and the offset it starts at: read
+    backwards from the end, a chunk at a time, so that only that line is ever held."""
+    pieces: list[bytes] = []
+    start = size
+    while start > 0:
+        end, start = start, max(start - CHUNK, 0)
+        chunk = read_at(fd, start, end - start)
+        newline = chunk.rfind(b"\n")
+        pieces.append(chunk[newline + 1 :])
+        if newline >= 0:
+            start += newline + 1
+            break
+    return b"".join(reversed(pieces)), start
+
+
+def count_lines(fd: int, end: int) -> int:
+    """The number of the line that starts at offset `end`: one more than the newlines before."""
+    newlines = 0
+    for offset in range(0, end, CHUNK):
+        newlines += read_at(fd, offset, min(CHUNK, end - offset)).count(b"\n")
+    return newlines + 1
+
+
+# --- the read -----------------------------------------------------------------------------------
+
+
+class Lines:
+    """A file's non-blank lines (each without its `\n`) and their physical line numbers; a
+    line that is not UTF-8 is kept as its bytes, for the loader to say where it breaks."""
+
+    __slots__ = ("lines", "numbers")
+
+    def __init__(self) -> None:
+        self.lines: list[str | bytes] = []
+        self.numbers = array("q")
+
+    def __iter__(self) -> Iterator[tuple[int, str | bytes]]:
+        return zip(self.numbers, self.lines, strict=True)
+
+
+def read_lines(path: PathLike) -> Lines:
+    """The non-blank lines of the file at `path`, read under the shared lock where there is
+    one, so that cooperating appenders (who hold it exclusively) are never seen half done.
+
+    A missing file raises `FileNotFoundError`; anything but a regular file, and a symbolic
+    link, is refused before it is opened (a FIFO would block, `/dev/zero` never end). Without
+    a lock a read that overlaps an append may end in the part written so far: see
+    docs/DURABILITY.md.
+    """
+    refuse_irregular_path(path)
+    with open_locked(path, write=False) as file:
+        return split_lines(iter(functools.partial(file.read, CHUNK), b""))
+
+
+def split_lines(chunks: Iterable[bytes]) -> Lines:
+    """The non-blank lines of the UTF-8 text the bytes `chunks` make, split on `\n` only and
+    numbered as an editor numbers them: a blank line costs nothing but its number."""
+    found = Lines()
+    pending: list[bytes] = []  # the pieces of a line whose newline is still to come
+    number = 1  # the physical number of the line that starts next
+    for chunk in chunks:
+        first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+        if first < 0:
+            pending.append(chunk)
+            continue
+        pending.append(chunk[:first])
+        _keep(found, b"".join(pending), number)
+        pending = [chunk[last + 1 :]]
+        number += 1 + _keep_block(found, chunk[first + 1 : last + 1], number + 1)
+    _keep(found, b"".join(pending), number)
+    return found
+
+
+def _keep(found: Lines, line: bytes, number: int) -> None:
+    if line:
+        try:
+            found.lines.append(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            found.lines.append(line)
+        found.numbers.append(number)
+
+
+def _keep_block(found: Lines, block: bytes, number: int) -> int:
+    """Keep the lines of `block` (whole lines, each ending in a newline) from line `number`;
+    return how many lines it held, blank ones included."""
+    try:
+        text = block.decode("utf-8")  # all at once: a newline is never inside a character
+    except UnicodeDecodeError:
+        for offset, line in enumerate(block.split(b"\n")[:-1]):  # a line is not UTF-8
+            _keep(found, line, number + offset)
+        return block.count(b"\n")
+    if not text.strip("\n"):
+        return len(text)  # blank lines only
+    lines = text.split("\n")
+    lines.pop()  # after the last newline
+    numbers = range(number, number + len(lines))
+    if "" in lines:  # some blank: leave them out (in C: `compress` keeps the true ones)
+        found.lines += compress(lines, lines)
+        found.numbers.extend(compress(numbers, lines))
+    else:
+        found.lines += lines
+        found.numbers.extend(numbers)
+    return len(lines)
+
+
+# --- opening and locking ---------------------------------------------------------------------------
+
+
+class LockedFile(io.FileIO):
+    """An open session file holding the lock: `info` is its `fstat` taken once locked,
+    `created` whether this open made it. Closing it releases the lock."""
+
+    info: os.stat_result
+    created: bool
+
+
+_ATTEMPTS = 100
+_OPENER = functools.partial(os.open, mode=0o600)  # a new file is 0600 from its first moment
+if sys.platform == "win32":
+    _SETFL = None
+else:
+    _SETFL = getattr(fcntl, "F_SETFL", None)  # not in Pyodide's `fcntl`
+
+
+def open_locked(path: PathLike, *, write: bool, create: bool = False) -> LockedFile:
+    """The regular file `path`, open and locked: exclusively for a writer (read and write;
+    with `create`, made when missing), shared for a reader. Use it in a `with` block.
+
+    The lock is won on an open file, so the path must then still name that file: if another
+    program renamed a new file over it meanwhile, open again; if the path has become a
+    symbolic link, refuse. A writer refuses what `refusals.refuse_for_writing` refuses.
+    """
+    for _ in range(_ATTEMPTS):
+        file = _open(path, write, create)
+        try:
+            _lock(file.fileno(), write)
+            info = file.info = os.fstat(file.fileno())
+            try:
+                named = os.lstat(path)
+            except FileNotFoundError:
+                named = None  # removed meanwhile: open again
+            if named is not None and (named.st_dev, named.st_ino) == (info.st_dev, info.st_ino):
+                if write and not file.created:
+                    refuse_for_writing(info, path)
+                else:
+                    refuse_irregular(info.st_mode, path)
+                return file
+            if named is not None and stat.S_ISLNK(named.st_mode):
+                raise symlink_refused(path)  # swapped in between a check and the open
+        except BaseException:
+            file.close()
+            raise
+        file.close()  # replaced meanwhile: open again
+    raise OSError(errno.EAGAIN, "session file kept being replaced while opening it", str(path))
+
+
+def _open(path: PathLike, write: bool, create: bool) -> LockedFile:
+    """Open — a writer that may create does so exclusively, which never follows a link and
+    tells who made the file — and record the file for `_drop_locks_in_child`."""
+    if not _hooked:
+        _hook_forks()
+    with _guard:  # a fork (which takes the guard) cannot come between the open and the record
+        try:
+            file = _open_file(path, write, create)
+        except OSError:
+            refuse_irregular_path(path)  # a link, a socket…: say so rather than the errno
+            raise
+        try:
+            if file.created and sys.platform != "win32" and hasattr(os, "fchmod"):
+                os.fchmod(file.fileno(), 0o600)  # exactly, whatever the umask (0277: 0400)
+            elif write and sys.platform != "win32" and _SETFL is not None:
+                fcntl.fcntl(file.fileno(), _SETFL, os.O_APPEND)  # for writers without the lock
+            _held[file.fileno()] = weakref.ref(file)
+        except BaseException:
+            file.close()
+            raise
+    return file
+
+
+def _open_file(path: PathLike, write: bool, create: bool) -> LockedFile:
+    for _ in range(_ATTEMPTS):
+        try:
+            file = LockedFile(path, "r+b" if write else "rb", opener=_OPENER)
+        except FileNotFoundError:
+            if not create:
+                raise
+            refuse_borrowed_folders(path)  # a new session: mind whose folders lead to it
+            try:
+                file = LockedFile(path, "x+b", opener=_OPENER)
+            except FileExistsError:
+                refuse_irregular_path(path)  # a dangling link stays "existing": refuse it
+                continue  # made meanwhile by someone else: open it after all
+            file.created = True
+            return file
+        file.created = False
+        return file
+    raise OSError(errno.EAGAIN, "session file kept coming and going while opening it", str(path))
+
+
+def has_lock() -> bool:
+    """Whether appenders and loaders here serialise through a lock: `flock` on POSIX, a
+    byte-range lock (`LockFileEx`) on Windows; not on Pyodide, whose `flock` is missing (one
+    process, one thread: nothing to serialise). docs/DURABILITY.md says what that means."""
+    if sys.platform == "win32":
+        return True
+    else:
+        return sys.platform != "emscripten" and hasattr(fcntl, "flock")
+
+
+if sys.platform == "win32":
+    import ctypes
+    import msvcrt
+    import time
+    from ctypes import wintypes
+
+    class _Overlapped(ctypes.Structure):
+        _fields_ = [
+            ("internal", ctypes.c_size_t),
+            ("internal_high", ctypes.c_size_t),
+            ("offset", wintypes.DWORD),
+            ("offset_high", wintypes.DWORD),
+            ("event", wintypes.HANDLE),
+        ]
+
+    # One byte far beyond any file's end stands for the whole file: Windows' byte-range locks
+    # are mandatory, and a lock on the data itself would block other processes' reads.
+    _AT = {"offset": 0, "offset_high": 1 << 30}  # offset 2**62
+    _EXCLUSIVE, _FAIL_AT_ONCE, _LOCK_VIOLATION = 0x2, 0x1, 33
+
+    @functools.cache
+    def _kernel32() -> ctypes.WinDLL:
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        dword, place = wintypes.DWORD, ctypes.POINTER(_Overlapped)
+        kernel32.LockFileEx.argtypes = [wintypes.HANDLE, dword, dword, dword, dword, place]
+        kernel32.UnlockFileEx.argtypes = [wintypes.HANDLE, dword, dword, dword, place]
+        kernel32.LockFileEx.restype = kernel32.UnlockFileEx.restype = wintypes.BOOL
+        return kernel32
+
+    def _lock(fd: int, write: bool) -> None:
+        """`LockFileEx` on the stand-in byte: exclusive for a writer, shared for a reader.
+        Asked without waiting, and again after a short sleep: a sleep is where Ctrl-C reaches
+        Python on Windows; a `LockFileEx` that waits would not be interrupted."""
+        handle, flags, pause = msvcrt.get_osfhandle(fd), _FAIL_AT_ONCE, 0.001
+        if write:
+            flags |= _EXCLUSIVE
+        while not _kernel32().LockFileEx(handle, flags, 0, 1, 0, _Overlapped(**_AT)):
+            code = ctypes.get_last_error()
+            if code != _LOCK_VIOLATION:
+                raise ctypes.WinError(code)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    def _unlock(fd: int) -> None:
+        """Release the lock (closing the file releases it too, a crash included)."""
+        _kernel32().UnlockFileEx(msvcrt.get_osfhandle(fd), 0, 1, 0, _Overlapped(**_AT))
+
+else:
+    _FLOCK = has_lock()
+
+    def _lock(fd: int, write: bool) -> None:
+        """`flock`: exclusive for a writer, shared for a reader; a wait Ctrl-C interrupts."""
+        if _FLOCK:
+            fcntl.flock(fd, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+
+
+# --- bytes in and out ------------------------------------------------------------------------------
 
 
 def write_all(fd: int, data: bytes) -> None:
     """`os.write` until every byte is written (a write may take fewer than it is given)."""
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         written = os.write(fd, view)
         if written == 0:
@@ -162,348 +407,64 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+_PREAD = sys.platform != "win32" and hasattr(os, "pread")
+
+
 def read_at(fd: int, offset: int, size: int) -> bytes:
-    """Up to `size` bytes of an open file from `offset` (seek and read: `pread` is Unix-only)."""
+    """Up to `size` bytes of an open file from `offset` (`pread` where there is one)."""
+    if sys.platform != "win32" and _PREAD:
+        return os.pread(fd, size, offset)
     os.lseek(fd, offset, os.SEEK_SET)
-    chunks: list[bytes] = []
-    while size > 0:
-        chunk = os.read(fd, size)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+    return os.read(fd, size)
 
 
 def sync_folder(folder: PathLike) -> None:
-    """fsync a folder, so that a file created or renamed in it survives a crash.
-
-    Windows cannot open a folder as a file; there the rename is as durable as it gets.
-    """
-    try:
-        fd = os.open(folder, os.O_RDONLY | _FLAGS)
-    except (PermissionError, IsADirectoryError):
-        if os.name == "nt":
-            return
-        raise
+    """fsync a folder, so that a file created or renamed in it survives a crash (Windows
+    cannot open a folder as a file; there the rename is as durable as it gets)."""
+    if sys.platform == "win32":
+        return
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def claim_name(path: PathLike) -> None:
-    """Create `path` as an empty 0600 file, or raise `FileExistsError`: an exclusive create,
-    which works everywhere (`os.link`, the other way to never overwrite, is not in Pyodide)."""
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o600))
-
-
-def copy_mode_and_owner(fd: int, path: PathLike, like: os.stat_result) -> None:
-    """Give the open file `fd` (named `path`) the mode, and where allowed the owner, of `like`.
-
-    `os.fchmod` is Unix-only before Python 3.13 and `os.fchown` Unix-only: fall back to the
-    path, or skip the owner (only root may give a file away, and Windows has no such owner).
-    """
-    mode = stat.S_IMODE(like.st_mode)
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, mode)
-    else:
-        os.chmod(path, mode)
-    if hasattr(os, "fchown"):
-        with contextlib.suppress(PermissionError):
-            os.fchown(fd, like.st_uid, like.st_gid)
-
-
-def open_locked(path: PathLike, flags: int, *, shared: bool = False) -> int:
-    """Open the regular file `path` and hold an advisory lock on it: exclusive for writers,
-    `shared` for readers. Give the fd back with `release` (closing it releases the lock).
-
-    `repair` replaces the file by renaming a new one over it, so a lock won on the old file
-    is worthless: check that the path still names the locked file, and open again if not.
-    Without `flock` (Windows, Pyodide) this is a plain open: nothing serialises. Opened for
-    writing, a file another user owns or may write is refused (`UntrustedFileError`).
-    """
-    with signals_deferred():
-        return _open_locked(path, flags, shared=shared)[0]
-
-
-def _open_locked(path: PathLike, flags: int, *, shared: bool) -> tuple[int, bool]:
-    """`open_locked`, and whether this call created the file. Call it with signals deferred:
-    the fd it returns must reach its caller's `try` before a Ctrl-C can strike."""
-    for _ in range(_REOPEN_ATTEMPTS):
-        _refuse_irregular_path(path)
-        fd, created = _open_held(path, flags)
-        try:
-            info = os.fstat(fd)
-            _refuse_irregular(info.st_mode, path)  # swapped in after the check
-            if created and hasattr(os, "fchmod"):
-                with contextlib.suppress(OSError):  # a file system without modes
-                    os.fchmod(fd, 0o600)  # exactly 0600: a umask of 0277 would leave 0400
-            elif flags & _WRITE:
-                refuse_untrusted(info, path)
-            if not has_lock():
-                return fd, created
-            signal_gate.interruptible = True  # waiting for another process: Ctrl-C must work
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-            finally:
-                signal_gate.interruptible = False
-            if _names_same_file(path, os.fstat(fd)):
-                return fd, created
-        except BaseException:
-            _release(fd)
-            raise
-        _release(fd)
-    raise OSError(errno.EAGAIN, "session file kept being replaced while opening it", str(path))
-
-
-def refuse_untrusted(info: os.stat_result, path: PathLike) -> None:
-    """Raise `UntrustedFileError` unless the file `info` describes is the caller's own and
-    no one else may write it: not world-writable, and group-writable only when the group is
-    the owner's private one (the user-private-group convention of a umask of 002). Not on
-    Windows (no uid; its mode bits say nothing of other users)."""
-    if not hasattr(os, "geteuid") or os.name == "nt":
-        return
-    me = os.geteuid()
-    if info.st_uid != me:
-        reason = (
-            f"owned by uid {info.st_uid}, not by you (uid {me}): refusing to write to a "
-            "session another user controls; keep sessions in a folder only you can write"
-        )
-        raise UntrustedFileError(errno.EPERM, reason, str(path))
-    if info.st_mode & 0o002 or (info.st_mode & 0o020 and not _private_group(info)):
-        mode = stat.S_IMODE(info.st_mode)
-        reason = (
-            f"mode {mode:04o} lets others write it, so anything in it may be theirs: "
-            f"refusing to append; if you trust its content, `chmod 600` it"
-        )
-        raise UntrustedFileError(errno.EPERM, reason, str(path))
-
-
-def _private_group(info: os.stat_result) -> bool:
-    """Whether the file's group is its owner's own: named as the owner, the owner's
-    primary group, and no one else listed in it."""
-    try:
-        import grp
-        import pwd
-    except ImportError:
-        return False
-    try:
-        group, user = grp.getgrgid(info.st_gid), pwd.getpwuid(info.st_uid)
-    except KeyError:
-        return False
-    others = [member for member in group.gr_mem if member != user.pw_name]
-    return group.gr_name == user.pw_name and user.pw_gid == info.st_gid and not others
-
-
-def _names_same_file(path: PathLike, opened: os.stat_result) -> bool:
-    try:
-        current = os.stat(path)
-    except FileNotFoundError:
-        return False
-    return (current.st_dev, current.st_ino) == (opened.st_dev, opened.st_ino)
-
-
-_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
-
-
-def _refuse_irregular(mode: int, path: PathLike) -> None:
-    """Raise unless `mode` is a regular file's: a directory as `IsADirectoryError`."""
-    if stat.S_ISREG(mode):
-        return
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-    reason = f"{kind}, not a regular file: a session cannot be kept there"
-    raise NotARegularFileError(errno.EINVAL, reason, str(path))
-
-
-def _refuse_irregular_path(path: PathLike) -> None:
-    """Check what `path` names before opening: a symbolic link, a FIFO or a socket must be
-    refused, not opened (`O_NOFOLLOW` refuses a link swapped in later, where it exists). A
-    path that does not exist yet passes."""
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(mode):
-        raise _symlink_refused(path)
-    _refuse_irregular(mode, path)
-
-
-def _symlink_refused(path: PathLike) -> SymlinkRefusedError:
-    reason = (
-        "a symbolic link: sessions are not followed through links (in a shared folder one "
-        "may point at a file of yours); name the file itself, in a folder only you can write"
-    )
-    return SymlinkRefusedError(errno.ELOOP, reason, str(path))
-
-
 # --- a fork must not take a lock with it ---------------------------------------------------------
 #
-# An flock belongs to the open file, which a forked child shares until it closes its copy; a
+# An flock belongs to the open file, which a forked child shares until it closes its copy: a
 # child forked while another thread appends would hold every appender up until it exits. So
-# every fd this module holds is recorded, and a child closes its copies straight after the fork.
-# The guard is held across open and close, and by the fork itself, so no fd escapes the record.
+# the first lock installs an at-fork hook; every open file is recorded (weakly) under a guard
+# the fork itself takes, and a child puts /dev/null in place of its copies at once — the fd
+# numbers stay taken, so the parent's objects in the child close nothing of the child's.
 
-_held: dict[int, tuple[int, int]] = {}  # fd -> (st_dev, st_ino) of the file it holds
-_held_guard = threading.Lock()
+_held: dict[int, weakref.ref[LockedFile]] = {}
+_guard = threading.Lock()
+_hooked = False
 
 
-def _open_held(path: PathLike, flags: int) -> tuple[int, bool]:
-    """Open (creating exclusively first when asked to create, to know who did) and record."""
-    flags |= _FLAGS | _NONBLOCK | _NOFOLLOW
-    with _held_guard:
+def _hook_forks() -> None:
+    global _hooked
+    with _guard:
+        if not _hooked and hasattr(os, "register_at_fork"):
+            os.register_at_fork(
+                before=_guard.acquire,
+                after_in_parent=_guard.release,
+                after_in_child=_drop_locks_in_child,
+            )
+        _hooked = True
+
+
+def _drop_locks_in_child() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
         try:
-            fd, created = _open_or_create(path, flags)
-        except OSError as err:
-            if _NOFOLLOW and err.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
-                raise _symlink_refused(path) from None
-            raise
-        info = os.fstat(fd)
-        _held[fd] = (info.st_dev, info.st_ino)
-    return fd, created
-
-
-def _open_or_create(path: PathLike, flags: int) -> tuple[int, bool]:
-    if not flags & os.O_CREAT:
-        return os.open(path, flags), False
-    for _ in range(_REOPEN_ATTEMPTS):
-        try:
-            return os.open(path, flags | os.O_EXCL, 0o600), True  # never follows a link
-        except FileExistsError:
-            pass
-        try:  # without O_CREAT: `fs.protected_regular` refuses that on others' files
-            return os.open(path, flags & ~os.O_CREAT), False
-        except FileNotFoundError:
-            continue  # removed between the two opens: create it after all
-    raise OSError(errno.EAGAIN, "session file kept coming and going while opening it", str(path))
-
-
-def release(fd: int) -> None:
-    """Close an fd from `open_locked`, which releases its lock."""
-    with signals_deferred():
-        _release(fd)
-
-
-def _release(fd: int) -> None:
-    """`release`, for callers that already defer signals."""
-    with _held_guard:
-        os.close(fd)  # first: whatever happens next, the fd and its lock are gone
-        _held.pop(fd, None)
-
-
-def _close_in_child() -> None:
-    for fd, identity in _held.items():
-        with contextlib.suppress(OSError):  # closed without `release`, or not ours any more
-            info = os.fstat(fd)
-            if (info.st_dev, info.st_ino) == identity:
-                os.close(fd)
-    _held.clear()
-    _held_guard.release()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(
-        before=_held_guard.acquire,
-        after_in_parent=_held_guard.release,
-        after_in_child=_close_in_child,
-    )
-
-
-# --- Ctrl-C must not strike while an fd changes hands ----------------------------------------
-#
-# Python runs a signal's handler (Ctrl-C's raises KeyboardInterrupt) in the main thread,
-# between any two bytecodes: after `os.open` returned but before its fd was recorded, or
-# after `release` was entered but before `os.close`. Either leaks the fd, and with it the
-# lock, until the process exits. So while this module holds or hands over an fd, the main
-# thread's Python-level handlers are replaced by one that only notes the signal; the notes
-# are replayed, by calling the replaced handlers, once the fd is safe. Where waiting or
-# working may take long (the lock, the write, the sync, the read), `interruptible` lets the
-# handlers run at once, inside a `try` that undoes what the interruption left half done.
-# Other threads never run handlers, so for them all of this is a no-op.
-
-# Signals that a program commonly handles in Python; SIGINT's default handler raises.
-_ASYNC = tuple(
-    getattr(signal, name)
-    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGALRM", "SIGUSR1", "SIGUSR2")
-    if hasattr(signal, name)
-)
-
-
-class _Signals(threading.local):
-    depth = 0  # nested `signals_deferred` blocks of this thread
-    interruptible = False  # handlers run at once (the main thread reads its own value)
-
-
-signal_gate = _Signals()
-_Handler = Callable[[int, FrameType | None], object]
-# The C functions under `signal.getsignal` and `signal.signal` (same arguments, same results
-# but for enum wrapping), where `signal` has them: the wrapping costs microseconds a call.
-_C_SIGNAL = sys.modules.get("_signal", signal)
-_getsignal: Callable[[int], object] = getattr(_C_SIGNAL, "getsignal", signal.getsignal)
-_setsignal: Callable[[int, _Handler], object] = getattr(_C_SIGNAL, "signal", signal.signal)
-_replaced: dict[int, _Handler] = {}  # signal number -> the handler `_note` stands in for
-_noted: list[tuple[int, FrameType | None]] = []
-
-
-def _note(signum: int, frame: FrameType | None) -> object:
-    handler = _replaced.get(signum)
-    if (signal_gate.interruptible or not signal_gate.depth) and callable(handler):
-        return handler(signum, frame)  # as if we were not there
-    _noted.append((signum, frame))
-    return None
-
-
-class signals_deferred:  # lower case: used as a `with` block, like a function
-    """In the main thread: note asynchronous signals instead of handling them, for the
-    block; on leaving the outermost block, put the handlers back and run the noted ones.
-
-    Inside, `signal_gate.interruptible = True` lets handlers run at once; set it inside a
-    `try` whose handler first sets it back to `False` — a plain store, never a call (a call
-    is a point where a handler can run)."""
-
-    __slots__ = ("main",)
-
-    def __enter__(self) -> None:
-        self.main = threading.current_thread() is threading.main_thread()
-        if not self.main:
-            return
-        signal_gate.depth += 1
-        if signal_gate.depth > 1:
-            return
-        try:
-            for signum in _ASYNC:
-                handler = _getsignal(signum)
-                if callable(handler) and handler is not _note:
-                    _replaced[signum] = handler
-                    _setsignal(signum, _note)
-        except ValueError:  # not the main interpreter, or no signals here (Pyodide)
-            pass
-        except BaseException:
-            signal_gate.depth -= 1  # `_note` now behaves as the handlers it stands in for
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        if not self.main:
-            return
-        signal_gate.depth -= 1  # from here `_note` behaves as the handlers it replaced
-        if signal_gate.depth:
-            return
-        noted = _noted[:]
-        del _noted[:]
-        for signum, handler in list(_replaced.items()):
-            try:  # noqa: SIM105 - no `suppress` object to build on every append
-                _setsignal(signum, handler)
-            except ValueError:
-                pass
-            del _replaced[signum]
-        for signum, frame in noted:
-            now = _getsignal(signum)
-            if callable(now):
-                now(signum, frame)  # Ctrl-C: KeyboardInterrupt, now that all is safe
+            for fd, held in _held.items():
+                file = held()
+                if file is not None and not file.closed:
+                    os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+    finally:
+        _held.clear()
+        _guard.release()

@@ -92,12 +92,6 @@ def _plain(value: Any, depth: int = 0) -> bool:
     return True
 
 
-def exact_json(value: Any) -> bool:
-    """True when `parse(stringify(value))` is sure to equal `value`, given that `stringify`'s
-    text holds no surrogate escape (a pair written as two code points reads back as one)."""
-    return _plain(value)
-
-
 def stringify(value: Any) -> str:
     """`JSON.stringify(value)`: compact, non-ASCII as itself, lone surrogates escaped,
     numbers as `Number::toString`, array-index keys first.
@@ -106,18 +100,27 @@ def stringify(value: Any) -> str:
     NaN, Infinity, a number JavaScript would read differently, a cycle, or a value nested
     deeper than `MAX_DEPTH`.
     """
+    return stringify_exactly(value)[0]
+
+
+def stringify_exactly(value: Any, known_plain: bool = False) -> tuple[str, bool]:
+    """`stringify(value)`, and whether `parse` of it is sure to give `value` back (plain JSON
+    types only, and no surrogate escape: a pair written as two code points reads as one).
+    `known_plain` says the caller knows the value holds only strings and booleans."""
+    plain = known_plain
     try:
-        text = _encode(value) if _plain(value) else _stringify_slowly(value)
+        plain = plain or _plain(value)
+        text = _encode(value) if plain else _stringify_slowly(value)
     except RecursionError:  # the caller's stack is nearly used up: no recursion at all
         text = _stringify_slowly(value)
     if text.isascii():
-        return text
+        return text, plain and "\\ud" not in text
     try:
         text.encode("utf-8")  # cheaper than searching for a surrogate
     except UnicodeEncodeError:
         # A raw surrogate cannot be written as UTF-8; JavaScript escapes it, and so do we.
-        text = _surrogate.sub(_escape_surrogate, text)
-    return text
+        return _surrogate.sub(_escape_surrogate, text), False
+    return text, plain and "\\ud" not in text
 
 
 def _escape_surrogate(match: re.Match[str]) -> str:

@@ -1,7 +1,7 @@
 """The three messages of a session and their one on-disk form (one JSON object per line).
 
 The chapter's `Message` union, as frozen dataclasses that check their field types when they are
-made. `to_record` gives the object the chapter's `JSON.stringify(message)` writes, keys in its
+made (each `__init__` checks, then sets). `to_record` gives the object the chapter's `JSON.stringify(message)` writes, keys in its
 order; `json_form.stringify` writes it byte for byte as JavaScript does.
 """
 
@@ -17,11 +17,12 @@ Role = Literal["user", "assistant", "tool"]
 _CALL_KEYS = ("id", "name", "input")
 
 
-def _check_str(owner: object, *names: str) -> None:
-    for name in names:
-        value = getattr(owner, name)
+_set = object.__setattr__  # how a frozen dataclass sets its fields: here by hand, checked first
+
+
+def _refuse_non_str(kind: str, **fields: object) -> None:
+    for name, value in fields.items():
         if not isinstance(value, str):
-            kind = type(owner).__name__
             raise TypeError(f"{kind}.{name} must be a str, not {type(value).__name__}")
 
 
@@ -30,7 +31,7 @@ def _js_key_rank(key: str) -> tuple[int, int]:
     return (0, int(key)) if is_array_index(key) else (1, 0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ToolCall:
     """One tool call an assistant asks for; `input` may be any JSON value, `None` included.
 
@@ -45,17 +46,30 @@ class ToolCall:
     extra: tuple[tuple[str, JSON], ...] = field(default=(), repr=False)  # shown when there is some
     keys: tuple[str, ...] = field(default=(), repr=False)
 
-    def __post_init__(self) -> None:
-        if type(self.id) is str and type(self.name) is str and not (self.extra or self.keys):
-            return  # the common case, at once
-        _check_str(self, "id", "name")
-        extra_keys = [pair[0] for pair in self.extra]
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        input: JSON,
+        extra: tuple[tuple[str, JSON], ...] = (),
+        keys: tuple[str, ...] = (),
+    ) -> None:
+        if type(id) is not str or type(name) is not str:
+            _refuse_non_str("ToolCall", id=id, name=name)
+        _set(self, "id", id)
+        _set(self, "name", name)
+        _set(self, "input", input)
+        if not (extra or keys):
+            return  # the common case, at once: `extra` and `keys` keep their defaults
+        extra_keys = [pair[0] for pair in extra]
         if len(set(extra_keys)) != len(extra_keys) or set(extra_keys) & set(_CALL_KEYS):
             raise ValueError(
                 f"ToolCall.extra must hold other keys than id/name/input, once each: {extra_keys}"
             )
-        if self.keys and sorted(self.keys) != sorted([*_CALL_KEYS, *extra_keys]):
-            raise ValueError(f"ToolCall.keys must order id, name, input and extra: {self.keys}")
+        if keys and sorted(keys) != sorted([*_CALL_KEYS, *extra_keys]):
+            raise ValueError(f"ToolCall.keys must order id, name, input and extra: {keys}")
+        _set(self, "extra", tuple(extra))
+        _set(self, "keys", tuple(keys))
 
     @classmethod
     def from_record(cls, item: dict[str, JSON]) -> ToolCall:
@@ -95,43 +109,44 @@ class _MessageBase:
         return len(self.line) + 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class UserMessage(_MessageBase):
     content: str
     role: ClassVar[Literal["user"]] = "user"
 
-    def __post_init__(self) -> None:
-        if type(self.content) is not str:
-            _check_str(self, "content")
+    def __init__(self, content: str) -> None:
+        if type(content) is not str:
+            _refuse_non_str("UserMessage", content=content)
+        _set(self, "content", content)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class AssistantMessage(_MessageBase):
     content: str
     tool_calls: Sequence[ToolCall] = field(default=())
     role: ClassVar[Literal["assistant"]] = "assistant"
 
-    def __post_init__(self) -> None:
-        if type(self.content) is not str:
-            _check_str(self, "content")
-        calls = self.tool_calls
-        if type(calls) is not tuple:
-            if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
-                kind = type(calls).__name__
+    def __init__(self, content: str, tool_calls: Sequence[ToolCall] = ()) -> None:
+        if type(content) is not str:
+            _refuse_non_str("AssistantMessage", content=content)
+        if type(tool_calls) is not tuple:
+            if isinstance(tool_calls, (str, bytes)) or not isinstance(tool_calls, Sequence):
+                kind = type(tool_calls).__name__
                 raise TypeError(
                     f"AssistantMessage.tool_calls must be a sequence of ToolCall, not {kind}"
                 )
-            calls = tuple(calls)
-            object.__setattr__(self, "tool_calls", calls)
-        for number, call in enumerate(calls):
+            tool_calls = tuple(tool_calls)
+        for number, call in enumerate(tool_calls):
             if type(call) is not ToolCall and not isinstance(call, ToolCall):
                 raise TypeError(
                     f"AssistantMessage.tool_calls[{number}] must be a ToolCall, "
                     f"not {type(call).__name__} (ToolCall.from_record reads a dict)"
                 )
+        _set(self, "content", content)
+        _set(self, "tool_calls", tool_calls)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ToolMessage(_MessageBase):
     """A tool's result. Two str fields: name them, `ToolMessage(tool_call_id=…, content=…,
     is_error=…)`, so a swap shows in the code; `is_error` must be a real bool."""
@@ -141,13 +156,14 @@ class ToolMessage(_MessageBase):
     is_error: bool = False
     role: ClassVar[Literal["tool"]] = "tool"
 
-    def __post_init__(self) -> None:
-        if not (type(self.tool_call_id) is str and type(self.content) is str):
-            _check_str(self, "tool_call_id", "content")
-        if type(self.is_error) is not bool:
-            raise TypeError(
-                f"ToolMessage.is_error must be a bool, not {type(self.is_error).__name__}"
-            )
+    def __init__(self, tool_call_id: str, content: str, is_error: bool = False) -> None:
+        if not (type(tool_call_id) is str and type(content) is str):
+            _refuse_non_str("ToolMessage", tool_call_id=tool_call_id, content=content)
+        if type(is_error) is not bool:
+            raise TypeError(f"ToolMessage.is_error must be a bool, not {type(is_error).__name__}")
+        _set(self, "tool_call_id", tool_call_id)
+        _set(self, "content", content)
+        _set(self, "is_error", is_error)
 
 
 Message: TypeAlias = UserMessage | AssistantMessage | ToolMessage

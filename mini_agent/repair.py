@@ -12,37 +12,27 @@ write, and so is a last line that is not the beginning of a record.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import os
-import re
 import secrets
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .durable import (
-    PathLike,
-    claim_name,
-    copy_mode_and_owner,
-    open_locked,
-    read_at,
-    release,
-    signal_gate,
-    signals_deferred,
-    sync_folder,
-    write_all,
-)
+from . import torn
+from .durable import PathLike, open_locked, read_at, sync_folder, write_all
 from .messages import Message
-from .session import INVALID_JSON, SessionFormatError, parse_session_bytes
+from .session import SessionFormatError, parse_session_bytes
+from .torn import pieces, why_not_torn
+
+__all__ = ["pieces", "why_not_torn"]  # re-exported: what a torn line is lives in `torn`
 
 BACKUP_SUFFIX = ".torn"
 ADVICE = (
     "to keep what is readable, copy the file, then delete the damaged lines in an editor "
     "(`python -m mini_agent check FILE` names each)"
 )
-CHUNK = 1 << 20  # `why_not_torn` takes a line in pieces this big (repair itself holds the file)
 
 
 class RepairRefusedError(SessionFormatError):
@@ -82,97 +72,15 @@ class RepairReport:
         )
 
 
-# --- what a torn line is ---------------------------------------------------------------------
-
-_CONTROL = re.compile(rb"[\x00-\x1f]")  # JSON.stringify escapes them all: no record holds one
-# Where the decoder stops on a record cut short, and what can follow: nothing, or the start
-# of a number, a literal or a \u escape (the decoder wants a character after one).
-_BROKEN_OFF = re.compile(
-    r"|-|\.|[eE][-+]?|t(?:r(?:u)?)?|f(?:a(?:l(?:s)?)?)?|n(?:u(?:l)?)?|u[0-9a-fA-F]{0,4}"
-)
-_TAIL = 8  # characters kept from the line's end: more than any of the above
-
-
-def why_not_torn(error: SessionFormatError, line: Iterable[bytes]) -> str | None:
-    """`None` when an unterminated last line, refused by the loader as `error`, is a torn
-    append — a non-empty prefix of a record —, else why it is not. `line` gives the line's
-    bytes in pieces, so that a huge line is never held whole.
-
-    A prefix of a record starts with `{`, holds no control byte (JSON.stringify escapes
-    them: NUL padding is not a record), is UTF-8 up to a character cut in two, and breaks
-    off where the JSON decoder stops: inside a string, or after what can continue.
-    """
-    if error.phrase != INVALID_JSON:
-        return "it is complete JSON, but not a record"
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    started, chars, tail = False, 0, ""
-    for piece in line:
-        if not started and piece and not piece.startswith(b"{"):
-            return "it does not start with `{`, as every record does"
-        started = started or bool(piece)
-        if _CONTROL.search(piece):
-            return "it holds a control byte (a NUL?), which no record holds"
-        try:
-            text = decoder.decode(piece)
-        except UnicodeDecodeError:
-            return "it is not UTF-8"
-        chars, tail = chars + len(text), (tail + text)[-_TAIL:]
-    if decoder.getstate()[0]:  # cut inside a character: the loader's error points at it
-        return None if error.column == chars + 1 else "it is not UTF-8"
-    if error.detail.startswith("Unterminated string"):
-        return None  # the string runs to the end of the line
-    if error.column is None or error.detail.startswith("Extra data"):
-        return "a complete JSON value is followed by more bytes"
-    rest = chars - error.column + 1  # characters from the error to the end
-    if rest <= len(tail) and _BROKEN_OFF.fullmatch(tail[len(tail) - rest :]):
-        return None
-    return f"it breaks at column {error.column}, not where it ends"
-
-
-def pieces(data: bytes) -> Iterator[bytes]:
-    """`data` in `CHUNK`-sized pieces, for `why_not_torn`."""
-    view = memoryview(data)
-    for start in range(0, max(len(data), 1), CHUNK):
-        yield bytes(view[start : start + CHUNK])
-
-
 def why_repair_refuses(error: SessionFormatError, line: Iterable[bytes]) -> str | None:
-    """`None` when `repair_session` would cut an unterminated last line that the loader
-    refused with `error` (on line `error.line`), else why it would not. `line` gives the
-    line's bytes in pieces, and may be iterated twice.
-
-    `repair` cuts a torn record (see `why_not_torn`), NUL bytes a crash left where the last
-    appends should be (not when they are all the file holds), and a torn or complete record
-    followed by such NULs. `append_session` and `check` ask this before they offer `repair`.
-    """
-    reason = why_not_torn(error, line)
-    if reason is None:
-        return None
-    core, padding = _without_nul_padding(line)
-    if not padding:
-        return reason
-    if not core:
-        if error.line > 1:
-            return None
-        return "every byte of the file is NUL: no record survived; move the file away"
-    try:
-        parse_session_bytes(core, error.path)
-    except SessionFormatError as err:
-        return why_not_torn(err, pieces(core))
-    return None  # a complete record, then NULs: only the NULs go
+    """`None` when `repair_session` would cut the unterminated last line the loader refused
+    with `error`, else why not (`torn.why_repair_refuses` with the session's loader)."""
+    return torn.why_repair_refuses(error, line, parse_session_bytes)
 
 
-def _without_nul_padding(line: Iterable[bytes]) -> tuple[bytes, int]:
-    """The line without its trailing NUL bytes, and how many there were."""
-    parts: list[bytes] = []
-    padding = 0
-    for piece in line:
-        kept = piece.rstrip(b"\0")
-        if kept:
-            parts.append(b"\0" * padding + kept)
-            padding = 0
-        padding += len(piece) - len(kept)
-    return b"".join(parts), padding
+def repair_would_cut(line: bytes, number: int, path: PathLike) -> bool:
+    """Whether `repair_session` would cut `line`, a file's unterminated last line `number`."""
+    return torn.repair_would_cut(line, number, path, parse_session_bytes)
 
 
 # --- the repair ----------------------------------------------------------------------------------
@@ -197,14 +105,8 @@ def repair_session(path: PathLike) -> RepairReport:
     Like them it refuses a symbolic link and a file another user owns or may write.
     """
     session = Path(path)  # errors, the report and the files beside it use the caller's name
-    with signals_deferred():  # Ctrl-C cannot leak the fd; it may interrupt the steps
-        fd = open_locked(session, os.O_RDWR)  # read-write: refuse a file we may not write
-        try:
-            signal_gate.interruptible = True
-            return _repair_held(fd, session)
-        finally:
-            signal_gate.interruptible = False
-            release(fd)
+    with open_locked(session, write=True) as file:  # write: refuse a file we may not write
+        return _repair_held(file.fileno(), session)
 
 
 def _repair_held(fd: int, session: Path) -> RepairReport:
@@ -219,7 +121,7 @@ def _repair_held(fd: int, session: Path) -> RepairReport:
         messages += parse_session_bytes(tail, session)
         cut_from = None  # empty, or a complete record that only lacks its newline
     except SessionFormatError as err:
-        error = _on_line(err, last_line)
+        error = torn.on_line(err, last_line)
         reason = why_repair_refuses(error, (tail,))
         if reason is not None:
             reason = f"the last line {last_line} is not a torn record: {reason}; {ADVICE}"
@@ -251,20 +153,6 @@ def _repair_held(fd: int, session: Path) -> RepairReport:
     with _step(session, "cut its torn last line, but cannot sync the cut"):
         os.fsync(fd)
     return RepairReport(session, tuple(messages), cut, last_line, backup)
-
-
-def _on_line(err: SessionFormatError, line: int) -> SessionFormatError:
-    return SessionFormatError(err.phrase, err.path, line, err.detail, err.column)
-
-
-def repair_would_cut(line: bytes, number: int, path: PathLike) -> bool:
-    """Whether `repair_session` would cut `line`, a file's unterminated last line (line
-    `number`): the newline guard's question before its refusal offers `repair`."""
-    try:
-        parse_session_bytes(line, path)
-    except SessionFormatError as err:
-        return why_repair_refuses(_on_line(err, number), (line,)) is None
-    return False  # it loads: nothing to cut
 
 
 def _complete_lines(kept: bytes, tail: bytes, path: Path, last_line: int) -> list[Message]:
@@ -363,6 +251,26 @@ def _backup_holding(data: bytes, session: Path) -> Path | None:
     return None
 
 
+def _claim_name(path: Path) -> None:
+    """Create `path` as an empty 0600 file, or raise `FileExistsError`: an exclusive create,
+    which works everywhere (`os.link`, the other way to never overwrite, is not in Pyodide)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    os.close(os.open(path, flags | getattr(os, "O_BINARY", 0), 0o600))
+
+
+def _copy_mode_and_owner(fd: int, path: Path, like: os.stat_result) -> None:
+    """Give the open file `fd` (named `path`) the mode, and where allowed the owner, of `like`
+    (`os.fchmod` is Unix-only before Python 3.13, `os.fchown` Unix-only)."""
+    mode = stat.S_IMODE(like.st_mode)
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+    else:
+        os.chmod(path, mode)
+    if hasattr(os, "fchown"):
+        with contextlib.suppress(PermissionError):  # only root may give a file away
+            os.fchown(fd, like.st_uid, like.st_gid)
+
+
 def _synced_copy(session: Path, data: bytes, like: os.stat_result) -> Path:
     """A temporary file beside `session` holding `data`, with its mode, synced to disk."""
     name = session.with_name(_temporary_name(session))
@@ -370,7 +278,7 @@ def _synced_copy(session: Path, data: bytes, like: os.stat_result) -> Path:
     fd = os.open(name, flags | getattr(os, "O_BINARY", 0), 0o600)
     try:
         write_all(fd, data)
-        copy_mode_and_owner(fd, name, like)  # fchmod/fchown are Unix-only
+        _copy_mode_and_owner(fd, name, like)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -392,7 +300,7 @@ def _install_backup(temporary: Path, session: Path) -> Path:
             suffix = BACKUP_SUFFIX if number == 1 else f"{BACKUP_SUFFIX}.{number}"
             backup = session.with_name(session.name + suffix)
             try:
-                claim_name(backup)
+                _claim_name(backup)
             except FileExistsError:
                 number += 1
                 continue

@@ -1,17 +1,17 @@
 """The session on disk: one JSON line per message, appended; loaded strictly, line by line.
 
 Chapter 34, "JSONL 的判别式读取" to "损坏记录的错误路径", in the chapter's order; what the kit adds
-is one call each, into `durable` (lock, newline guard, rollback) and `json_form` (exact JSON).
+is one call each, into `durable` (lock, newline guard, roll-back) and `json_form` (exact JSON).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import durable
-from .collector import cycle_collector_paused
+from . import durable, torn
 from .durable import PathLike as PathLike  # the kit's path type, re-exported
-from .json_form import describe_error, error_column, exact_json, json_type, parse, stringify
+from .json_form import describe_error, error_column, json_type, parse, stringify, stringify_exactly
 from .messages import (
     AssistantMessage,
     Message,
@@ -88,60 +88,84 @@ def load_session(path: PathLike) -> list[Message]:
     error propagates. A bad line raises `invalid session JSON at line N` (not JSON) or
     `invalid session record at line N` (not a message): N is the physical line."""
     try:
-        data = durable.read_session_file(path)  # readFile; the kit reads under a shared lock
+        lines = durable.read_lines(path)  # readFile + split("\n") + filter(Boolean), locked
     except FileNotFoundError:
         return []  # ENOENT: no file yet, a session that has not started
-    with cycle_collector_paused():  # process-wide, for the parse only: a session has no cycles
-        return parse_session_bytes(data, path)
+    return parse_session_lines(lines, path)
+
+
+def parse_session_lines(lines: Iterable[tuple[int, str | bytes]], path: PathLike) -> list[Message]:
+    """`load_session` after the read: each non-blank line with its physical number (the line
+    an editor shows; the chapter's `filter(Boolean)` counts only the others), parsed and
+    discriminated; the first bad line raises (a line still in bytes is not UTF-8)."""
+    messages: list[Message] = []
+    for number, line in lines:
+        if type(line) is not str:
+            raise not_utf8(line, number, path)  # type: ignore[arg-type]
+        message = parse_line(line, number, path)
+        if message is not None:
+            messages.append(message)
+    return messages
+
+
+def not_utf8(line: bytes, number: int, path: PathLike) -> SessionFormatError:
+    """The error for a line that is not UTF-8: its column, in characters, where it breaks."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as err:
+        column = len(line[: err.start].decode("utf-8")) + 1
+        detail = f"not UTF-8 at column {column}"
+        error = SessionFormatError(INVALID_JSON, path, number, detail, column)
+        error.__cause__ = err  # as `raise … from err` would
+        return error
+    raise ValueError("this line is UTF-8")
+
+
+def parse_line(line: str, number: int, path: PathLike) -> Message | None:
+    """One line of a session file: its message, `None` for a blank line, or the error."""
+    line = line.removesuffix("\r")
+    if not line:
+        return None
+    try:
+        value = parse(line)  # JSON.parse(line)
+    except (ValueError, RecursionError) as err:
+        detail, column = describe_error(err), error_column(err)
+        raise SessionFormatError(INVALID_JSON, path, number, detail, column) from err
+    message = discriminate(value)  # parseSessionMessage(value) ?? throw
+    if isinstance(message, str):
+        raise SessionFormatError(INVALID_RECORD, path, number, message)
+    return message
 
 
 def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
-    """`load_session` after the read: split on "\\n" only (`splitlines()` splits inside JSON
-    strings too), skip blank lines but count them (the line an editor shows; the chapter's
-    `filter(Boolean)` counts only the others), drop one "\\r" (CRLF), parse, discriminate."""
+    """`load_session` of a text already read: split on "\n" only (`splitlines()` splits
+    inside JSON strings too), blank lines skipped but counted."""
     messages: list[Message] = []
     for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if not line:
-            continue
-        try:
-            value = parse(line)
-        except (ValueError, RecursionError) as err:
-            detail, column = describe_error(err), error_column(err)
-            raise SessionFormatError(INVALID_JSON, path, number, detail, column) from err
-        message = discriminate(value)
-        if isinstance(message, str):
-            raise SessionFormatError(INVALID_RECORD, path, number, message)
-        messages.append(message)
+        message = parse_line(line, number, path) if line else None
+        if message is not None:
+            messages.append(message)
     return messages
 
 
 def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
-    """`parse_session_text` of a file's bytes; bytes that are not UTF-8 are invalid JSON at
-    their line, unless an earlier line is already bad."""
-    try:
-        return parse_session_text(data.decode("utf-8"), path)
-    except UnicodeDecodeError as err:
-        start = data.rfind(b"\n", 0, err.start) + 1
-        parse_session_bytes(data[:start], path)  # a bad line before it is the first error
-        column = len(data[start : err.start].decode("utf-8")) + 1
-        line = 1 + data.count(b"\n", 0, start)
-        detail = f"not UTF-8 at column {column}"
-        raise SessionFormatError(INVALID_JSON, path, line, detail, column) from err
+    """`load_session` of a file's bytes already read."""
+    return parse_session_lines(durable.split_lines((data,)), path)
 
 
 def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> None:
     """The chapter's `appendSession`: `JSON.stringify(message)` and a newline, appended; each
-    step one call into the kit (`checked_line`: only what loads back; `append_file`: safely)."""
+    step one call into the kit (`checked_line`: only what loads back; `append_file`: safely).
+    If it raises, the record is not in the file, unless `durable.written_anyway(error)`."""
     line = checked_line(message)  # JSON.stringify(message)
     append_file(path, f"{line}\n", fsync)  # appendFile(path, `${line}\n`, "utf8")
 
 
 def checked_line(message: Message) -> str:
     """`JSON.stringify(message)`, after checking that a later load gives this message back."""
-    fields = to_record(message)
-    line = stringify(fields)
-    if exact_json(fields) and "\\ud" not in line:  # read back as written: no need to look
+    strings_only = not (isinstance(message, AssistantMessage) and message.tool_calls)
+    line, exact = stringify_exactly(to_record(message), known_plain=strings_only)
+    if exact:  # plain JSON, read back as written: no need to look
         return line
     if not same_message(parse_session_message(parse(line)), message):
         raise ValueError(
@@ -155,16 +179,15 @@ def append_file(path: PathLike, text: str, fsync: bool = False) -> None:
     """`durable.append_line`, told what an unterminated last line may be: a record (a newline
     goes first); a torn line (`repair` cuts it) or an invalid one refuses the append."""
 
-    def check(line: bytes, number: int) -> None:
+    def check(line: bytes, number: Callable[[], int]) -> None:
         try:
             parse_session_bytes(line, path)
         except SessionFormatError as err:
-            from .repair import repair_would_cut  # repair imports session: asked only here
-
+            where = number()
             reason = "an invalid last line"
-            if repair_would_cut(line, number, path):  # offer repair only when it would cut
+            if torn.repair_would_cut(line, where, path, parse_session_bytes):
                 reason = "an incomplete last line (`python -m mini_agent repair` can cut it)"
             detail = f"{err.detail}; refusing to append after {reason}"
-            raise SessionFormatError(err.phrase, path, number, detail, err.column) from err
+            raise SessionFormatError(err.phrase, path, where, detail, err.column) from err
 
     durable.append_line(path, text.encode("utf-8"), check, fsync)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .durable import PathLike
+from .refusals import PathLike
 
 INVALID_JSON = "invalid session JSON at line"
 INVALID_RECORD = "invalid session record at line"

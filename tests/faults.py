@@ -137,6 +137,11 @@ class Tally:
     loads: int = 0
     leaked: int = 0  # an fd left open on the session after a Ctrl-C
     locked: int = 0  # ... and holding its lock
+    phantoms: int = 0  # an append raised, unmarked, yet its record is in the file
+    marked: int = 0  # an append raised marked `written_anyway`, and its record is there
+    doubled: int = 0  # a tool call with two results (on disk or in memory)
+    unequal: int = 0  # memory and disk differ after an interrupted run
+    peak_mb: int = 0  # the largest growth of peak memory measured (MB)
     errors: list[str] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
@@ -344,9 +349,8 @@ BIG_APPENDER = textwrap.dedent(
             break
         append_session(path, UserMessage(f"{number}:" + "m" * rng.randint(low, high)))
         if os.path.getsize(path) > cap:  # start over, as a cooperating writer: under the lock
-            fd = durable.open_locked(path, os.O_RDWR)
-            os.ftruncate(fd, 0)
-            durable.release(fd)
+            with durable.open_locked(path, write=True) as file:
+                os.ftruncate(file.fileno(), 0)
     print(number)
     """
 )
@@ -538,3 +542,185 @@ def sigint_trials(folder: Path, trials: int, helpers: int, seed: int) -> Tally:
         locked=seen["locked"],
         errors=seen["errors"],
     )
+
+
+# --- one outcome per append: raised means not in the file (issue 25) ------------------------------
+
+CTRL_C_OUTCOMES = textwrap.dedent(
+    """
+    import json, os, random, signal, sys, threading
+    from mini_agent import UserMessage, append_session, load_session
+    from mini_agent.durable import written_anyway
+    folder, trials, fsync, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job inherits SIG_IGN
+    rng = random.Random(seed)
+    tally = {"trials": 0, "interrupted": 0, "phantoms": 0, "marked": 0, "errors": []}
+    path = os.path.join(folder, "outcomes.jsonl")
+    for trial in range(trials):
+        tally["trials"] += 1
+        killer = threading.Timer(rng.uniform(0, 0.002), os.kill, (os.getpid(), signal.SIGINT))
+        sent = None
+        try:
+            killer.start()
+            for number in range(100_000):  # small records, as most of a session's are
+                sent = UserMessage(f"t{trial}:{number}:" + "x" * rng.randint(0, 200))
+                append_session(path, sent, fsync=fsync)
+                sent = None
+            tally["errors"].append("the Ctrl-C never came")
+        except KeyboardInterrupt as error:
+            tally["interrupted"] += 1
+            there = load_session(path)[-1:] == [sent]
+            if there and written_anyway(error):
+                tally["marked"] += 1
+            elif there:
+                tally["phantoms"] += 1
+            elif written_anyway(error):
+                tally["errors"].append("marked as written, yet not in the file")
+        killer.join()
+        if trial % 50 == 49:
+            os.unlink(path)
+    print(json.dumps(tally))
+    """
+)
+
+
+def ctrl_c_outcomes(folder: Path, trials: int, fsync: bool, seed: int) -> Tally:
+    """A real SIGINT at a random moment of small appends: an append that raised has its record
+    in the file only when the exception is marked `written_anyway` (0 phantoms)."""
+    run = subprocess.run(
+        [sys.executable, "-c", CTRL_C_OUTCOMES, str(folder), str(trials), "1" if fsync else "0",
+         str(seed)],
+        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=900,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout)
+    return Tally(
+        trials=seen["trials"],
+        refused=seen["interrupted"],
+        phantoms=seen["phantoms"],
+        marked=seen["marked"],
+        errors=seen["errors"],
+    )
+
+
+CTRL_C_IN_RUN_AGENT = textwrap.dedent(
+    """
+    import json, os, random, signal, sys, threading, time
+    from collections import Counter
+    from mini_agent import (AssistantMessage, ScriptedClient, Tool, ToolCall, ToolMessage,
+                            load_session, run_agent)
+    folder, trials, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    rng = random.Random(seed)
+
+    def slow(value):  # a tool: a little work, so that a Ctrl-C can land inside it too
+        end = time.perf_counter() + rng.uniform(0, 0.00005)
+        while time.perf_counter() < end:
+            pass
+        return "done " + json.dumps(value)
+
+    tools = [Tool("work", "does a little work", slow)]
+
+    def turns(attempt):  # 40 steps of three calls each, every call id new
+        steps = [AssistantMessage(f"step {n}", tuple(
+            ToolCall(f"a{attempt}_c{n}_{k}", "work", {"k": k}) for k in range(3)))
+            for n in range(40)]
+        return [*steps, AssistantMessage("all done")]
+
+    def results_per_call(messages):
+        counts = Counter(m.tool_call_id for m in messages if isinstance(m, ToolMessage))
+        calls = [c.id for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+        return counts, calls
+
+    tally = {"trials": 0, "interrupted": 0, "doubled": 0, "unequal": 0, "errors": []}
+    for trial in range(trials):
+        tally["trials"] += 1
+        path = os.path.join(folder, f"run{trial}.jsonl")
+        killer = threading.Timer(rng.uniform(0, 0.02), os.kill, (os.getpid(), signal.SIGINT))
+        memory = None
+        try:
+            killer.start()
+            for attempt in range(1_000):  # until the Ctrl-C lands (bounded)
+                run_agent(f"go {attempt}", client=ScriptedClient(turns(attempt)), tools=tools,
+                          session_path=path, max_turns=60)
+            tally["errors"].append("the Ctrl-C never came")
+        except KeyboardInterrupt as error:
+            tally["interrupted"] += 1
+            traceback = error.__traceback__
+            while traceback is not None:  # run_agent's frame holds what was in memory
+                if traceback.tb_frame.f_code.co_name == "run_agent":
+                    memory = traceback.tb_frame.f_locals.get("messages")
+                traceback = traceback.tb_next
+            del error, traceback
+        killer.join()
+        disk = load_session(path)
+        if memory is not None and list(memory) != disk:
+            tally["unequal"] += 1
+        counts, _ = results_per_call(disk)
+        if any(n > 1 for n in counts.values()):
+            tally["doubled"] += 1
+            tally["errors"].append(f"trial {trial}: doubled on disk: " + "; ".join(
+                f"{m.role} {getattr(m, 'tool_call_id', '')} {m.content[:40]}" for m in disk[-8:]))
+        resumed = run_agent("go on", client=ScriptedClient([AssistantMessage("ok")]),
+                            session_path=path)  # the next run closes what is still open
+        counts, calls = results_per_call(resumed.messages)
+        if sorted(counts) != sorted(calls) or any(n != 1 for n in counts.values()):
+            tally["errors"].append(f"trial {trial}: results per call {dict(counts)}")
+        os.unlink(path)
+    print(json.dumps(tally))
+    """
+)
+
+
+def ctrl_c_in_run_agent(folder: Path, trials: int, seed: int) -> Tally:
+    """A real SIGINT at a random moment of a scripted multi-tool run: no call id ever has two
+    results, on disk or in memory; memory equals disk; the next run leaves exactly one each."""
+    run = subprocess.run(
+        [sys.executable, "-c", CTRL_C_IN_RUN_AGENT, str(folder), str(trials), str(seed)],
+        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=900,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout)
+    return Tally(
+        trials=seen["trials"],
+        refused=seen["interrupted"],
+        doubled=seen["doubled"],
+        unequal=seen["unequal"],
+        errors=seen["errors"],
+    )
+
+
+def hard_link_trials(folder: Path, trials: int) -> Tally:
+    """Appends to a session whose file has a second name: every one refused, the file kept."""
+    from mini_agent import UserMessage, append_session
+    from mini_agent.refusals import HardLinkRefusedError
+
+    tally = Tally()
+    for trial in range(trials):
+        victim, link = folder / f"rc{trial}", folder / f"h{trial}.jsonl"
+        victim.write_bytes(b"alias ls='ls -F'\n")
+        os.link(victim, link)
+        tally.trials += 1
+        try:
+            append_session(link, UserMessage("prompt"))
+        except HardLinkRefusedError:
+            tally.refused += 1
+        if victim.read_bytes() != b"alias ls='ls -F'\n":
+            tally.lost += 1
+            tally.errors.append(f"trial {trial}: the other file changed")
+        victim.unlink()
+        link.unlink()
+    return tally
+
+
+def unterminated_tail_memory(folder: Path, size: int) -> Tally:
+    """The peak memory of an append after a 39-byte unterminated last line of `size` bytes."""
+    from .soak.memory import big_file_with_a_short_unterminated_tail, measure_absolute
+
+    big = folder / "big.jsonl"
+    big_file_with_a_short_unterminated_tail(big, size)
+    try:
+        _, peak_mb, _ = measure_absolute("append-after-unterminated", big, 39)
+    finally:
+        big.unlink()
+    return Tally(trials=1, peak_mb=round(peak_mb))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from types import TracebackType
 from typing import Any
+from urllib.parse import unquote
 
 KEY_ENV = "MINI_AGENT_TEST_KEY"  # the tests' API key variable, and a key to catch leaking
 KEY = "sk-test-secret-0123456789"
@@ -69,6 +70,7 @@ class Reply:
     interval: float = 0.0  # seconds between chunks
     trickle: float | None = None  # send a 500-byte head a byte at a time, this far apart
     reason: str | None = None  # the status line's reason phrase (default: the standard one)
+    echo: bool = False  # an error body that echoes the request's path and headers, as some do
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,10 @@ class LoopbackModelServer:
                 body = json.loads(self.rfile.read(length).decode("utf-8"))
                 server.requests.append(Request(self.path, dict(self.headers.items()), body))
                 reply = server.replies.pop(0) if server.replies else Reply(status=599)
+                if reply.echo:  # JSON-escaped inside an error object, then raw
+                    seen = f"{unquote(self.path)} {self.headers.get('Authorization')}"
+                    echoed = json.dumps({"error": {"raw": seen}}, ensure_ascii=False)
+                    reply.body = f"{echoed} {json.dumps(seen)} {seen}".encode()
                 if reply.stall_after == 0:
                     server.release.wait(STALL_LIMIT)
                     return

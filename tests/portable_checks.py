@@ -28,6 +28,7 @@ from mini_agent import (
     durable,
     estimate_context_chars,
     load_session,
+    refusals,
     run_agent,
     trim_context,
 )
@@ -96,11 +97,11 @@ def check_paths(folder: Path) -> None:
         link.symlink_to(path.name if path.exists() else "gone.jsonl")
     except (OSError, NotImplementedError):  # Windows without the privilege to make links
         return
-    raises(durable.SymlinkRefusedError, lambda: append_session(link, UserMessage("x")), "link")
-    raises(durable.SymlinkRefusedError, lambda: load_session(link), "symbolic link")
+    raises(refusals.SymlinkRefusedError, lambda: append_session(link, UserMessage("x")), "link")
+    raises(refusals.SymlinkRefusedError, lambda: load_session(link), "symbolic link")
     dangling = folder / "dangling.jsonl"
     dangling.symlink_to("nowhere.jsonl")
-    raises(durable.SymlinkRefusedError, lambda: append_session(dangling, UserMessage("x")))
+    raises(refusals.SymlinkRefusedError, lambda: append_session(dangling, UserMessage("x")))
     assert not (folder / "nowhere.jsonl").exists()
 
 

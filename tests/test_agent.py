@@ -640,3 +640,69 @@ def test_prompt_none_answers_the_session_on_disk_without_a_second_prompt(tmp_pat
 def test_prompt_none_without_a_session_is_refused() -> None:
     with pytest.raises(ValueError, match="session_path"):
         run_agent(None, client=ScriptedClient([AssistantMessage("x")]))
+
+
+# --- histories another writer left (issue 24, item 5) ---------------------------------------
+
+
+def test_a_call_left_unanswered_mid_history_is_closed_in_the_request_only(tmp_path: Path) -> None:
+    # Written by another writer: the call `a` was never answered, then the user went on. Sent
+    # as is, an OpenAI-compatible server refuses the request (the fixture above checks that).
+    session = write_lines(
+        tmp_path / "s.jsonl",
+        '{"role":"user","content":"read a"}',
+        '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"read","input":{}}]}',
+        '{"role":"user","content":"never mind"}',
+    )
+    before = session.read_bytes()
+    client = ScriptedClient([AssistantMessage("ok")])
+    run_agent("go on", client=client, session_path=session)
+    (request,) = client.requests
+    assert request[:4] == [
+        UserMessage("read a"),
+        AssistantMessage("", (ToolCall("a", "read", {}),)),
+        ToolMessage("a", INTERRUPTED, is_error=True),  # in the request only
+        UserMessage("never mind"),
+    ]
+    assert session.read_bytes().startswith(before)  # the file keeps what was written
+    assert load_session(session)[3:] == [UserMessage("go on"), AssistantMessage("ok")]
+
+
+def test_a_result_that_answers_no_call_before_it_is_left_out_of_the_request(
+    tmp_path: Path,
+) -> None:
+    session = write_lines(
+        tmp_path / "s.jsonl",
+        '{"role":"user","content":"q"}',
+        '{"role":"tool","content":"stray","toolCallId":"x","isError":false}',
+        '{"role":"assistant","content":"","toolCalls":[{"id":"b","name":"read","input":{}}]}',
+        '{"role":"tool","content":"twice","toolCallId":"b","isError":false}',
+        '{"role":"tool","content":"twice again","toolCallId":"b","isError":false}',
+    )
+    client = ScriptedClient([AssistantMessage("ok")])
+    result = run_agent("go on", client=client, session_path=session)
+    assert client.requests[0] == [
+        UserMessage("q"),
+        AssistantMessage("", (ToolCall("b", "read", {}),)),
+        ToolMessage("b", "twice"),
+        UserMessage("go on"),
+    ]
+    assert len(result.messages) == 7  # memory, like the disk, keeps all five lines
+
+
+def test_prompt_none_after_a_final_answer_is_a_clear_error_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    session = write_lines(
+        tmp_path / "s.jsonl",
+        '{"role":"user","content":"hi"}',
+        '{"role":"assistant","content":"hello","toolCalls":[]}',
+    )
+    before = session.read_bytes()
+    client = ScriptedClient([AssistantMessage("again?")])
+    with pytest.raises(ValueError, match="ends with the assistant's final answer"):
+        run_agent(None, client=client, session_path=session)
+    with pytest.raises(ValueError, match="is empty"):
+        run_agent(None, client=client, session_path=tmp_path / "new.jsonl")
+    assert client.requests == [] and session.read_bytes() == before
+    assert not (tmp_path / "new.jsonl").exists()

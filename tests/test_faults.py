@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mini_agent import UserMessage, append_session, durable, load_session
+from mini_agent import UserMessage, append_session, load_session, refusals
 from mini_agent.cli import main as cli_main
 
 from . import faults
@@ -68,12 +68,12 @@ def link_to(target: Callable[[Path], Path]) -> Callable[[Path], Path]:
 
 
 NOT_REGULAR: dict[str, tuple[Callable[[Path], Path], type[OSError], str]] = {
-    "fifo": (make_fifo, durable.NotARegularFileError, "a FIFO, not a regular file"),
-    "dev-null": (lambda _: Path("/dev/null"), durable.NotARegularFileError, "a character device"),
-    "dev-zero": (lambda _: Path("/dev/zero"), durable.NotARegularFileError, "a character device"),
-    "socket": (make_socket, durable.NotARegularFileError, "a socket, not a regular file"),
+    "fifo": (make_fifo, refusals.NotARegularFileError, "a FIFO, not a regular file"),
+    "dev-null": (lambda _: Path("/dev/null"), refusals.NotARegularFileError, "a character device"),
+    "dev-zero": (lambda _: Path("/dev/zero"), refusals.NotARegularFileError, "a character device"),
+    "socket": (make_socket, refusals.NotARegularFileError, "a socket, not a regular file"),
     "directory": (lambda folder: folder, IsADirectoryError, "Is a directory"),
-    "symlink-to-fifo": (link_to(make_fifo), durable.SymlinkRefusedError, "a symbolic link"),
+    "symlink-to-fifo": (link_to(make_fifo), refusals.SymlinkRefusedError, "a symbolic link"),
 }
 
 
@@ -104,13 +104,14 @@ HALF_WRITER = textwrap.dedent(
     """
     import os, sys
     from mini_agent import durable
-    fd = durable.open_locked(sys.argv[1], os.O_RDWR | os.O_APPEND)
-    record = ('{"role":"user","content":"' + "w" * 3_000_000 + '"}\\n').encode()
-    durable.write_all(fd, record[: len(record) // 2])  # a cooperating append, half done
-    print("half", flush=True)
-    sys.stdin.readline()
-    durable.write_all(fd, record[len(record) // 2 :])
-    durable.release(fd)
+    with durable.open_locked(sys.argv[1], write=True) as file:
+        fd = file.fileno()
+        os.lseek(fd, 0, os.SEEK_END)
+        record = ('{"role":"user","content":"' + "w" * 3_000_000 + '"}\\n').encode()
+        durable.write_all(fd, record[: len(record) // 2])  # a cooperating append, half done
+        print("half", flush=True)
+        sys.stdin.readline()
+        durable.write_all(fd, record[len(record) // 2 :])
     """
 )
 
@@ -511,10 +512,10 @@ def test_in_a_shared_sticky_folder_another_user_cannot_turn_a_session_against_it
     assert run.returncode == 0, run.stderr
     planted = {p.name: p.read_bytes() for p in sticky_folder.iterdir() if not p.is_symlink()}
     refused: dict[str, type[OSError]] = {
-        "rc.jsonl": durable.SymlinkRefusedError,
-        "home.jsonl": durable.SymlinkRefusedError,
-        "open.jsonl": durable.UntrustedFileError,
-        "theirs.jsonl": durable.UntrustedFileError,
+        "rc.jsonl": refusals.SymlinkRefusedError,
+        "home.jsonl": refusals.SymlinkRefusedError,
+        "open.jsonl": refusals.UntrustedFileError,
+        "theirs.jsonl": refusals.UntrustedFileError,
     }
     for name, error in refused.items():
         path = sticky_folder / name
@@ -528,7 +529,7 @@ def test_in_a_shared_sticky_folder_another_user_cannot_turn_a_session_against_it
         with pytest.raises(error):
             run_agent("my secret prompt", client=client, session_path=path)
         assert client.requests == []  # nothing forged reached a model, no prompt was written
-    with pytest.raises(durable.SymlinkRefusedError):
+    with pytest.raises(refusals.SymlinkRefusedError):
         load_session(sticky_folder / "rc.jsonl")
     assert rc.read_bytes() == b"alias ls='ls -F'\n"
     assert sorted(home.iterdir()) == [rc]  # nothing created through the dangling link
@@ -582,10 +583,174 @@ def test_a_session_others_may_write_is_refused_with_the_fix(tmp_path: Path) -> N
     for mode, group in ((0o606, 0), (0o620, 65534)):  # world-writable; a shared group's
         os.chown(path, 0, group)
         path.chmod(mode)
-        with pytest.raises(durable.UntrustedFileError, match=rf"mode 0{mode:o} .* `chmod 600`"):
+        with pytest.raises(refusals.UntrustedFileError, match=rf"mode 0{mode:o} .* `chmod 600`"):
             append_session(path, UserMessage("y"))
         assert load_session(path) == [UserMessage("x")]  # reading it is still allowed
     os.chown(path, 0, 0)  # root:root, 0660: the user-private-group shape a umask of 002 makes
     path.chmod(0o660)
     append_session(path, UserMessage("y"))
     assert load_session(path) == [UserMessage("x"), UserMessage("y")]
+
+
+# --- links: a second name, a borrowed folder (issue 25, item 4) ------------------------------------
+
+
+def test_a_session_with_a_second_hard_link_is_refused_and_the_other_file_untouched(
+    tmp_path: Path,
+) -> None:
+    # Where `fs.protected_hardlinks` is 0, another user in a shared folder can link a file of
+    # yours as `h.jsonl`; before the fix the append landed in that file.
+    from mini_agent import ScriptedClient, run_agent
+    from mini_agent.repair import repair_session
+
+    rc = tmp_path / ".bashrc"
+    rc.write_bytes(b"alias ls='ls -F'\n")
+    linked = tmp_path / "h.jsonl"
+    os.link(rc, linked)
+    with pytest.raises(refusals.HardLinkRefusedError) as caught:
+        append_session(linked, UserMessage("my prompt"))
+    assert caught.value.filename == str(linked) and "cp FILE NEW" in str(caught.value)
+    with pytest.raises(refusals.HardLinkRefusedError):
+        repair_session(linked)
+    assert rc.read_bytes() == b"alias ls='ls -F'\n"
+    other = tmp_path / "other.jsonl"  # a session of yours, linked: it loads, nothing is added
+    append_session(other, UserMessage("mine"))
+    os.link(other, tmp_path / "h2.jsonl")
+    client = ScriptedClient([])
+    with pytest.raises(refusals.HardLinkRefusedError):
+        run_agent("my prompt", client=client, session_path=tmp_path / "h2.jsonl")
+    assert load_session(other) == [UserMessage("mine")] and client.requests == []
+
+
+FOLDER_LINK = textwrap.dedent(
+    """
+    import os, pwd, sys
+    shared, home = sys.argv[1], sys.argv[2]
+    nobody = pwd.getpwnam("nobody")
+    os.setgid(nobody.pw_gid)
+    os.setuid(nobody.pw_uid)
+    os.symlink(home, os.path.join(shared, "proj"))  # before the victim makes `proj` itself
+    """
+)
+
+
+def test_a_new_session_is_not_made_through_another_users_folder_link(
+    sticky_folder: Path, tmp_path: Path
+) -> None:
+    # Where `fs.protected_symlinks` is 0 (it is on this CI's kernel), `shared/proj -> ~` made the
+    # victim's `shared/proj/s.jsonl` a file in the victim's home.
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    home.chmod(0o755)  # nobody may look at it, as at most homes; only its owner writes
+    run = subprocess.run(
+        [sys.executable, "-c", FOLDER_LINK, str(sticky_folder), str(home)],
+        capture_output=True, encoding="utf-8", timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    path = sticky_folder / "proj" / "s.jsonl"
+    protected = Path("/proc/sys/fs/protected_symlinks").read_text(encoding="utf-8").strip() != "0"
+    expected = (
+        PermissionError if protected else refusals.SymlinkRefusedError
+    )  # the kernel's, or ours
+    with pytest.raises(expected) as caught:
+        append_session(path, UserMessage("my secret prompt"))
+    if not protected:
+        assert "symbolic link of uid" in str(caught.value) and "a folder of yours" in str(
+            caught.value
+        )
+    assert list(home.iterdir()) == []  # no session was made in the home
+    mine = sticky_folder / "mine"  # a folder of the owner's own there is fine
+    mine.mkdir()
+    append_session(mine / "s.jsonl", UserMessage("x"))
+    assert load_session(mine / "s.jsonl") == [UserMessage("x")]
+
+
+# --- one outcome per append, and one result per call (issue 25, items 1 and 2) ---------------------
+
+CTRL_C_WAITING_TO_OPEN = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    from mini_agent import UserMessage, append_session, durable, load_session
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    path = sys.argv[1]
+    append_session(path, UserMessage("before"))
+    held, go = threading.Event(), threading.Event()
+    def hold():  # holds the guard every open takes, so the append below waits at its open
+        with durable._guard:
+            held.set()
+            go.wait(10)
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+    threading.Timer(0.4, go.set).start()
+    try:
+        append_session(path, UserMessage("interrupted"))
+        print("appended")
+    except KeyboardInterrupt as error:
+        print("raised", durable.written_anyway(error))
+    holder.join()
+    print([m.content for m in load_session(path)])
+    """
+)
+
+
+def test_a_ctrl_c_that_arrives_while_the_append_waits_to_open_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    # The deterministic repro of issue 25: v3 noted the signal, appended, then raised it.
+    run = subprocess.run(
+        [sys.executable, "-c", CTRL_C_WAITING_TO_OPEN, str(tmp_path / "s.jsonl")],
+        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["raised False", "['before']"]
+
+
+@pytest.mark.parametrize("fsync", [False, True], ids=["unsynced", "fsync"])
+def test_an_append_that_ctrl_c_interrupted_is_in_the_file_only_when_marked_so(
+    tmp_path: Path, fsync: bool
+) -> None:
+    # Before the fix 94 of 148 interrupted small appends (11 of 99 with fsync) raised though
+    # their record was written, with nothing to say so.
+    tally = faults.ctrl_c_outcomes(tmp_path, trials=150, fsync=fsync, seed=25)
+    assert (tally.trials, tally.refused) == (150, 150)  # every Ctrl-C reached the caller
+    assert (tally.phantoms, tally.errors) == (0, [])
+
+
+def test_run_agent_interrupted_anywhere_records_one_result_per_call(tmp_path: Path) -> None:
+    # Before the fix 13 of 60 interrupted runs gave a call two results: its own, written as
+    # the Ctrl-C arrived, and `interrupted: no result was recorded`.
+    tally = faults.ctrl_c_in_run_agent(tmp_path, trials=200, seed=25)
+    assert (tally.trials, tally.refused) == (200, 200)
+    assert (tally.doubled, tally.unequal, tally.errors) == (0, 0, [])
+
+
+# --- memory follows what is read (issue 25, item 5) ------------------------------------------------
+
+
+def test_an_append_after_an_unterminated_last_line_reads_only_that_line(tmp_path: Path) -> None:
+    # Before the fix the guard read the whole file: a 1 GiB session, 1,038 MB at its peak.
+    from .soak.memory import big_file_with_a_short_unterminated_tail, measure_absolute
+
+    big = tmp_path / "big.jsonl"
+    big_file_with_a_short_unterminated_tail(big, 256 << 20)
+    _, peak_mb, _ = measure_absolute("append-after-unterminated", big, 39)
+    assert peak_mb < 16
+    with big.open("rb") as file:  # the record got its newline first, then the new one
+        file.seek(-69, os.SEEK_END)
+        assert (
+            file.read()
+            == b'{"role":"user","content":"no newline!"}\n{"role":"user","content":"a"}\n'[-69:]
+        )
+
+
+def test_blank_lines_cost_a_load_nothing(tmp_path: Path) -> None:
+    # Before the fix 256 MiB of blank lines took 2.57 GB (a list entry for every line).
+    from .soak.memory import blank_lines, measure_absolute
+
+    blank = tmp_path / "blank.jsonl"
+    blank_lines(blank, 128 << 20)
+    _, peak_mb, _ = measure_absolute("load", blank, 128 << 20)
+    assert peak_mb < 16
+    assert load_session(blank) == [UserMessage("x")]

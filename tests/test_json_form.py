@@ -23,7 +23,6 @@ from mini_agent import (
     AssistantMessage,
     SessionFormatError,
     ToolCall,
-    UserMessage,
     append_session,
     json_form,
     load_session,
@@ -337,41 +336,7 @@ def test_a_thread_with_a_small_stack_reads_and_writes_the_deepest_value() -> Non
     assert results == [True] * 4
 
 
-def test_a_load_pauses_the_cycle_collector_by_name_and_restores_the_callers_setting(
-    tmp_path: Path,
-) -> None:
-    import gc
-
-    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
-    good.write_text('{"role":"user","content":"x"}\n', encoding="utf-8")
-    bad.write_text('{"role":"user"\n', encoding="utf-8")
-    seen: list[bool] = []
-    real_parse = json_form.parse
-
-    def watching(text: str) -> JSON:
-        seen.append(gc.isenabled())
-        return real_parse(text)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("mini_agent.session.parse", watching)
-        assert load_session(good) == [UserMessage("x")]
-        assert seen == [False] and gc.isenabled()  # paused while parsing, then back on
-        with pytest.raises(SessionFormatError):
-            load_session(bad)
-        assert gc.isenabled()  # an error restores it too
-        gc.disable()
-        try:
-            load_session(good)
-            assert not gc.isenabled()  # a caller who turned it off keeps it off
-        finally:
-            gc.enable()
-
-
-def test_the_package_uses_no_private_json_api_and_names_its_one_collector_switch() -> None:
+def test_the_package_uses_no_private_json_api() -> None:
     package = Path(json_form.__file__).parent
-    switches = []
     for source in package.rglob("*.py"):
-        text = source.read_text(encoding="utf-8")
-        assert not re.search(r"\b_json\b", text), source  # CPython's private C module
-        switches += [source.name for line in text.splitlines() if "gc.disable()" in line]
-    assert switches == ["collector.py"]  # inside cycle_collector_paused, and nowhere else
+        assert not re.search(r"\b_json\b", source.read_text(encoding="utf-8")), source

@@ -15,6 +15,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from hypothesis import given, settings
@@ -608,6 +609,28 @@ def test_credentials_and_query_of_the_base_url_are_used_but_never_shown(
     assert request.path == f"/v1/chat/completions?key={token}&api-version=1"
     basic = base64.b64encode(f"{user}:{password}".encode()).decode()
     assert request.headers["Authorization"] == f"Basic {basic}"
+
+
+def test_a_server_echoing_the_request_gives_back_no_credential_in_any_encoding(
+    serve: Callable[..., LoopbackModelServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 25: the plain password was redacted, the `Basic` token it became was not
+    monkeypatch.setenv(KEY_ENV, 'sk-"quoted"/key-0123456789')
+    user, password, token = "alice-team", 'pa55/w0rd"秘密', 'q-"token"/秘密-0123456789'
+    server = serve(Reply(status=401, echo=True))
+    host = server.base_url.removeprefix("http://")
+    url = f"http://{user}:{quote(password, safe='')}@{host}/?key={quote(token, safe='')}"
+    with OpenAICompatibleClient(url, "m", api_key_env=KEY_ENV) as client:
+        with pytest.raises(ModelHTTPError) as caught:
+            list(client.stream([UserMessage("hi")], []))
+        shown = shown_by(caught.value, client).lower()
+    basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+    assert basic in server.requests[0].headers["Authorization"]
+    for secret in (password, token, 'sk-"quoted"/key-0123456789', basic):
+        for form in (secret, quote(secret, safe=""), json.dumps(secret)[1:-1],
+                     json.dumps(secret, ensure_ascii=False)[1:-1]):  # fmt: skip
+            assert form.lower() not in shown, form
+    assert "***" in shown
 
 
 def test_httpx_logs_carry_no_query_secret_and_no_echoed_key(

@@ -81,3 +81,48 @@ def test_every_difference_from_the_chapter_names_tests_that_exist() -> None:
         for file, name in named:
             source = (ROOT / "tests" / file).read_text(encoding="utf-8")
             assert f"def {name}(" in source, f"{file}::{name} does not exist"
+
+
+def _imports_of(source: Path) -> set[str]:
+    """The package's modules `source` imports, at the top or inside a function alike."""
+    import ast
+
+    package = source.relative_to(ROOT).with_suffix("").parts[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else ()
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            names = [f"{module}.{alias.name}" for alias in node.names] + [module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found |= {name for name in names if (ROOT / (name.replace(".", "/") + ".py")).exists()}
+    return found - {".".join([*package, source.stem])}
+
+
+def test_the_packages_imports_run_one_way_even_inside_functions() -> None:
+    # issue 24: `session` imported `repair` inside a function, and `repair` imports `session`
+    graph = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts): _imports_of(path)
+        for path in (ROOT / "mini_agent").rglob("*.py")
+    }
+    graph = {name.removesuffix(".__init__"): deps for name, deps in graph.items()}
+
+    def circle_from(start: str, seen: tuple[str, ...]) -> tuple[str, ...] | None:
+        for nxt in sorted(graph.get(start, ())):
+            if nxt in seen:
+                return (*seen[seen.index(nxt) :], nxt)
+            found = circle_from(nxt, (*seen, nxt))
+            if found:
+                return found
+        return None
+
+    for module in sorted(graph):
+        if module == "mini_agent":
+            continue  # the package re-exports its modules: an arrow down, not a circle
+        circle = circle_from(module, (module,))
+        assert circle is None or "mini_agent" in circle, " -> ".join(circle or ())
+    assert "mini_agent.repair" not in graph["mini_agent.session"]
+    assert graph["mini_agent.durable"] <= {"mini_agent.refusals"}

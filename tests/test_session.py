@@ -213,7 +213,7 @@ def test_permission_denied_propagates_unchanged(
     def refuse(*args: object, **kwargs: object) -> object:
         raise denied
 
-    monkeypatch.setattr("os.open", refuse)
+    monkeypatch.setattr("mini_agent.durable._OPENER", refuse)  # what opens every session file
     with pytest.raises(PermissionError) as caught:
         load_session(path)
     assert caught.value is denied
@@ -223,7 +223,7 @@ def test_other_io_errors_propagate(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     def broken(*args: object, **kwargs: object) -> object:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr("os.open", broken)
+    monkeypatch.setattr("mini_agent.durable._OPENER", broken)
     with pytest.raises(OSError, match="Input/output error"):
         load_session(tmp_path / "s.jsonl")
 

@@ -21,7 +21,7 @@ from ..agent import (
     AgentTurnLimitError,
     run_agent,
 )
-from ..arguments import positive_float, positive_int
+from ..cli_arguments import positive_float, positive_int
 from ..context import ContextBudgetError
 from ..json_form import JSON, stringify
 from ..messages import AssistantMessage, Message, UserMessage

@@ -8,6 +8,7 @@ Model output is untrusted JSON, narrowed as the chapter's `toolInput` does.
 
 from __future__ import annotations
 
+import base64
 import codecs
 import contextlib
 import json
@@ -21,7 +22,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING
-from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
+from urllib.parse import SplitResult, quote_plus, unquote, urlsplit, urlunsplit
+from urllib.parse import quote as percent_encoded
 
 from ..json_form import JSON, describe_error, json_type, parse, stringify
 from ..messages import (
@@ -155,14 +157,29 @@ def check_base_url(url: str) -> SplitResult:
 
 def url_secrets(parts: SplitResult) -> list[str]:
     """What of a URL is secret, as written and percent-decoded: its user-info and query,
-    whole and in parts. Parts shorter than `MIN_URL_SECRET` are left out: redacting `1`
-    (`?api-version=1`) would garble every message, and so short a value guards nothing."""
+    whole and in parts, and the `Basic` token its user-info becomes. Parts shorter than
+    `MIN_URL_SECRET` are left out: redacting `1` (`?api-version=1`) would garble every
+    message, and so short a value guards nothing."""
     userinfo = parts.netloc.rpartition("@")[0]
     found = [userinfo, *userinfo.split(":", 1), parts.query]
     for pair in parts.query.split("&"):
         found.extend(pair.split("=", 1)[1:])
-    decoded = (text for raw in found for text in (raw, unquote(raw)))
+    decoded = [text for raw in found for text in (raw, unquote(raw))]
+    if "@" in parts.netloc:  # what the Authorization header carries, as a server may echo it
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        decoded.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
     return [text for text in decoded if len(text) >= MIN_URL_SECRET]
+
+
+def derived_forms(secrets: Iterable[str]) -> list[str]:
+    """Each secret as a server may give it back: as it is, percent-encoded (in a URL it
+    echoes), JSON-escaped (in a body it echoes, non-ASCII escaped or not)."""
+    forms = []
+    for secret in secrets:
+        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+        forms += [secret, percent_encoded(secret, safe=""), quote_plus(secret), escaped]
+        forms.append(json.dumps(secret)[1:-1])
+    return forms
 
 
 # httpx logs each request's URL and the server's reason phrase (INFO); httpcore, every
@@ -558,7 +575,7 @@ class OpenAICompatibleClient:
         self.deadline = deadline
         self.limits = limits
         self._api_key = os.environ.get(api_key_env) or None
-        self._redact = redactor([self._api_key or "", *url_secrets(parts)])
+        self._redact = redactor(derived_forms([self._api_key or "", *url_secrets(parts)]))
         self._log_filter = _RedactedLog(self._redact)
         headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
         if self._api_key is not None:

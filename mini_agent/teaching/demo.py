@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..agent import run_agent
-from ..arguments import positive_int
+from ..cli_arguments import positive_int
 from ..context import ContextBudgetError, estimate_context_chars
 from ..json_form import JSON
 from ..messages import AssistantMessage, Message, ToolCall, UserMessage

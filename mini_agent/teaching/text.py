@@ -22,7 +22,6 @@ from ..visible import visible
 
 PASS: Final = "PASS"
 FAIL: Final = "FAIL"
-NO_CAUSE: Final = "无（JSON 本身没问题）"
 """What 07 prints as the cause of a record error: no decoding error lies beneath it."""
 
 
@@ -366,8 +365,3 @@ def request_line(
         estimate_context_chars(sent),
         budget,
     )
-
-
-def error_cause(err: BaseException) -> str:
-    """The type of the error beneath `err` (a JSON decoding error), or `NO_CAUSE`."""
-    return type(err.__cause__).__name__ if err.__cause__ is not None else NO_CAUSE

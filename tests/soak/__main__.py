@@ -4,8 +4,12 @@ Targets: >= 500 SIGKILLed appenders, >= 1,000 real ENOSPC trials, 8 x 5,000 conc
 appends (tmpfs and the ordinary disk), >= 30,000 loads racing multi-MB appends — 0 lost,
 0 glued, every torn tail the last line and repairable, 0 false errors; and (issue 17) 2,000
 Ctrl-Cs landing in a main thread's appends while 3 threads append too, 500 with none — 0 fds
-left open, 0 locks left held. Prints the figures and
-the time of each part; exits 1 if any promise was broken. `--scale 0.01` is a quick rehearsal.
+left open, 0 locks left held; and (issue 25) Ctrl-C in small appends with and without fsync —
+0 phantoms (an append that raised, unmarked, whose record is in the file); Ctrl-C inside
+`run_agent` — 0 doubled results, memory equal to disk; appends to hard-linked files — 0 made;
+an append after the 39-byte unterminated last line of a 1 GiB file — its peak memory. Prints
+the figures and the time of each part; exits 1 if any promise was broken. `--scale 0.01` is a
+quick rehearsal.
 """
 
 from __future__ import annotations
@@ -27,13 +31,14 @@ def part(name: str, run: Callable[[], faults.Tally], results: list[str]) -> bool
     started = time.monotonic()
     tally = run()
     seconds = time.monotonic() - started
-    shown = ("lost", "glued", "leaked", "locked")  # the promises: shown even when 0
+    promises = ("lost", "glued", "leaked", "locked", "phantoms", "doubled", "unequal")
+    shown = promises  # shown even when 0
     figures = {
         key: value
         for key, value in vars(tally).items()
         if key != "errors" and (value or key in shown)
     }
-    ok = not (tally.lost or tally.glued or tally.leaked or tally.locked or tally.errors)
+    ok = not (tally.errors or any(getattr(tally, promise) for promise in promises))
     line = f"{name}: {'ok' if ok else 'BROKEN'} in {seconds:.0f} s: {figures}"
     if tally.errors:
         line += f"; first errors: {tally.errors[:3]}"
@@ -114,6 +119,31 @@ def main() -> int:
                 partial(faults.sigint_trials, own, scaled(trials), helpers, 34),
                 results,
             )
+        for fsync, trials in ((False, 2000), (True, 1000)):
+            own = folder / f"outcome{int(fsync)}"
+            own.mkdir()
+            ok &= part(
+                f"Ctrl-C in small appends, {'fsync' if fsync else 'no fsync'}",
+                partial(faults.ctrl_c_outcomes, own, scaled(trials), fsync, 25),
+                results,
+            )
+        (folder / "agent").mkdir()
+        ok &= part(
+            "Ctrl-C inside run_agent (40 steps of 3 tool calls)",
+            partial(faults.ctrl_c_in_run_agent, folder / "agent", scaled(1000), 25),
+            results,
+        )
+        (folder / "links").mkdir()
+        ok &= part(
+            "appends to a file with a second hard link",
+            lambda: faults.hard_link_trials(folder / "links", scaled(1000)),
+            results,
+        )
+        ok &= part(
+            "append after the 39-byte unterminated last line of a 1 GiB file",
+            lambda: faults.unterminated_tail_memory(folder, 1 << 30),
+            results,
+        )
         (folder / "race").mkdir()
         ok &= part(
             "loads racing 1-4 MB appends",
