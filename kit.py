@@ -154,6 +154,8 @@ PARTS = (
          "python3 kit.py test --only faults, on Linux (as root, as CI runs it)"),
     Part("notebooks", "full", "every notebook re-run under strict nbval, and each cell twice",
          ("notebooks", "tests/test_notebooks_twice.py"), lambda: None, ""),
+    Part("reader", "full", "the notebooks under strict nbval in the environments kit.py lab builds",
+         ("tests/test_reader_env.py",), lambda: None, ""),
     Part("gbk", "full", "the CLI, a session and a notebook under a real zh_CN.GBK locale",
          ("tests/test_gbk_locale.py",), _needs_gbk, SYSTEM),
     Part("pyodide", "full", "the core checks inside real Pyodide, run by node",
@@ -284,9 +286,13 @@ def lab_options() -> list[str]:
     return [f"--LabApp.app_settings_dir={ROOT / 'jupyter'}"]
 
 
+def lab_extras(bench: bool) -> tuple[str, ...]:
+    """What `lab` installs (with `--bench`: notebook 08's too); the reader part tests these."""
+    return READER_EXTRAS + (BENCH_EXTRAS if bench else ())
+
+
 def lab(args: argparse.Namespace) -> int:
-    extras = READER_EXTRAS + (BENCH_EXTRAS if args.bench else ())
-    python = ensure_env(READER_ENV, extras)
+    python = ensure_env(READER_ENV, lab_extras(args.bench))
     command = [
         str(python),
         "-m",

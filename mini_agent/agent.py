@@ -83,7 +83,9 @@ def closed_for_request(messages: Sequence[Message]) -> Sequence[Message]:
                 closed.append(message)
             continue
         closed += [ToolMessage(call_id, INTERRUPTED, True) for call_id in waiting]
-        waiting = [c.id for c in message.tool_calls] if isinstance(message, AssistantMessage) else []
+        waiting = (
+            [c.id for c in message.tool_calls] if isinstance(message, AssistantMessage) else []
+        )
         if message is not None:
             closed.append(message)
     return closed

@@ -13,7 +13,15 @@ EMPTY_CONTEXT = "context budget cannot be empty"
 
 
 class ContextBudgetError(ValueError):
-    """The budget cannot hold a consistent, non-empty context."""
+    """The budget cannot hold a consistent, non-empty context; `needed`, when known, is how
+    many characters the newest unit takes (the smallest budget that would hold it)."""
+
+    def __init__(self, message: str, needed: int | None = None) -> None:
+        super().__init__(message)
+        self.needed = needed
+
+    def __reduce__(self) -> tuple[object, ...]:  # pickles carry `needed` too
+        return (type(self), (str(self), self.needed))
 
 
 def check_budget(max_chars: int) -> None:
@@ -81,7 +89,7 @@ def trim_context(messages: Sequence[Message], max_chars: int) -> list[Message]:
         size = estimate_context_chars(unit, start)
         if used + size > max_chars:
             if not kept:
-                raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
+                raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG, size)
             break
         kept.append(unit)
         used += size

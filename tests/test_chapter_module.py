@@ -1,4 +1,4 @@
-"""The chapter's quotes (teaching/chapter.py) are the chapter's bytes; the notebooks' helpers
+"""The chapter's quotes (teaching/book.py) are the chapter's bytes; the notebooks' helpers
 around them (source views, shown errors, injected mistakes) do what the notebooks say."""
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from mini_agent import (
     context_units,
     load_session,
     parse_session_message,
-    run_agent,
 )
+from mini_agent.chapter import agent as chapter_agent
+from mini_agent.chapter import session as chapter_session
+from mini_agent.chapter.context import context_units as literal_units
 from mini_agent.session import calls
-from mini_agent.teaching import chapter, mistakes
-from mini_agent.teaching.chapter_reference import literal_units
+from mini_agent.teaching import book, mistakes
 from mini_agent.teaching.errors import NoErrorRaised, show_error
-from mini_agent.teaching.source import show_source, source_of
+from mini_agent.teaching.source import MIN_COLUMN, show_source, source_of
 from mini_agent.teaching.unprivileged import run_unprivileged
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,19 +44,19 @@ def digest(text: str) -> str:
 
 
 def quoted_items() -> list[tuple[str, str]]:
-    excerpts = [(name, getattr(chapter, name).text) for name in chapter.__dict__ if _is(name)]
+    excerpts = [(name, getattr(book, name).text) for name in book.__dict__ if _is(name)]
     tables = [
         (f"{name} line {i}", line)
-        for name, table in vars(chapter).items()
-        if isinstance(table, chapter.ChapterTable)
+        for name, table in vars(book).items()
+        if isinstance(table, book.ChapterTable)
         for i, line in enumerate(table.lines())
     ]
-    tests = [(f"test {t.chapter_says}", t.chapter_says) for t in chapter.CHAPTER_TESTS]
+    tests = [(f"test {t.chapter_says}", t.chapter_says) for t in book.CHAPTER_TESTS]
     return excerpts + tables + tests
 
 
 def _is(name: str) -> bool:
-    return isinstance(getattr(chapter, name), chapter.Excerpt)
+    return isinstance(getattr(book, name), book.Excerpt)
 
 
 DIGESTS_FILE = Path(__file__).with_name("chapter_quotes.sha256.json")
@@ -70,16 +71,16 @@ def test_every_quote_is_the_chapters_text_byte_for_byte(name: str, text: str) ->
 
 
 def test_every_excerpt_and_table_is_listed_once() -> None:
-    excerpts = [v for v in vars(chapter).values() if isinstance(v, chapter.Excerpt)]
-    tables = [v for v in vars(chapter).values() if isinstance(v, chapter.ChapterTable)]
-    assert list(chapter.EXCERPTS) == excerpts
-    assert list(chapter.TABLES) == tables
+    excerpts = [v for v in vars(book).values() if isinstance(v, book.Excerpt)]
+    tables = [v for v in vars(book).values() if isinstance(v, book.ChapterTable)]
+    assert list(book.EXCERPTS) == excerpts
+    assert list(book.TABLES) == tables
     assert len(tables) == 7
 
 
 def test_the_chapter_tests_map_to_pytest_ids_that_exist() -> None:
     source = (ROOT / "tests" / "test_chapter_cases.py").read_text(encoding="utf-8")
-    ids = [pytest_id for test in chapter.CHAPTER_TESTS for pytest_id in test.pytest_ids]
+    ids = [pytest_id for test in book.CHAPTER_TESTS for pytest_id in test.pytest_ids]
     assert len(ids) == len(set(ids))
     for pytest_id in ids:
         function = pytest_id.split("::")[1].split("[")[0]
@@ -92,39 +93,52 @@ def test_the_chapter_tests_map_to_pytest_ids_that_exist() -> None:
 
 
 def test_beside_adds_one_column_and_refuses_a_wrong_count() -> None:
-    table = chapter.GUARANTEES.beside("本包", ["a", "b", "c"])
+    table = book.GUARANTEES.beside("本包", ["a", "b", "c"])
     assert list(table.columns) == ["机制", "当前保证", "未保证", "本包"]
     assert [row[-1] for row in table.rows] == ["a", "b", "c"]
     with pytest.raises(ValueError, match="3 rows, but 2 cells"):
-        chapter.GUARANTEES.beside("本包", ["a", "b"])
+        book.GUARANTEES.beside("本包", ["a", "b"])
 
 
-def test_source_view_shows_the_package_code_beside_the_excerpt() -> None:
-    view = show_source(calls, chapter.CALLS)
+def test_source_view_shows_the_chapter_first_and_its_python_beside_it() -> None:
+    view = show_source(book.CALLS, chapter_session.calls, calls)
     text = repr(view)
-    assert text.index("def calls(value: object)") < text.index("function calls(value: unknown)")
-    assert "本包 mini_agent.session.calls" in text
+    assert text.index("function calls(value: unknown)") < text.index("def calls(value: object)")
+    titles = re.findall(r"^── (.+) ──$", text, re.M)
+    assert titles == [
+        "本章 src/session.ts：calls()",
+        "照搬本章的 Python（mini_agent/chapter/session.py）：calls",
+        "本包的实现（mini_agent/session.py）：calls",
+    ]
     html = view._repr_html_()
-    assert "display:flex" in html and "&quot;input&quot; in item" in html
+    assert "display:grid" in html and "&quot;input&quot; in item" in html
+    # panels of at least MIN_COLUMN columns side by side, each wrapping its long lines
+    assert (
+        f"minmax(min(100%,{MIN_COLUMN}ch),1fr)" in html and html.count("white-space:pre-wrap") == 3
+    )
 
 
-def test_source_panels_are_as_wide_as_their_longest_line() -> None:
-    from mini_agent.teaching.source import columns_of
-
-    assert columns_of("ab\nabcd") == 4
-    assert columns_of("# 中文") == 6  # a CJK character takes two columns
-    html = show_source(calls, chapter.CALLS)._repr_html_()
-    widths = [int(w) for w in re.findall(r"min-width:min\(100%,(\d+)ch\)", html)]
-    assert len(widths) == 2 and widths[1] == columns_of(chapter.CALLS.text) + 2
+def test_a_drawing_is_titled_as_lao_z_s_never_as_a_file() -> None:
+    drawings = [excerpt for excerpt in book.EXCERPTS if excerpt.source is None]
+    assert {excerpt.title for excerpt in drawings} == {
+        "loadSession 整条链路",
+        "反向扫描的过程",
+        "装预算的算法",
+        "一份状态进 runAgent 后走哪条路",
+    }
+    for excerpt in book.EXCERPTS:
+        heading = repr(excerpt).split("\n", 1)[0]
+        assert heading.startswith("── 老z 的图：" if excerpt.source is None else "── 本章 src/")
+        assert "agent.ts" not in heading and "（图）" not in heading  # files the chapter names
 
 
 def test_source_of_a_nested_block_stops_at_its_end() -> None:
-    record = source_of(run_agent, part="def record")
+    record = source_of(chapter_agent.run_agent, part="def record")
     assert record.splitlines()[0] == "def record(message: Message) -> None:"
-    assert "append_session(session_path, message, fsync=fsync)" in record
+    assert "append_session(session_path, message)" in record
     assert "UserMessage(prompt)" not in record
     with pytest.raises(ValueError, match="0 blocks"):
-        source_of(run_agent, part="def nowhere")
+        source_of(chapter_agent.run_agent, part="def nowhere")
 
 
 def test_show_error_shows_the_expected_error(tmp_path: Path) -> None:

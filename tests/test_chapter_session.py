@@ -1,25 +1,30 @@
-"""chapter_session: the chapter's session.ts transcribed. It must behave as the chapter says,
+"""mini_agent.chapter.session (and .agent): the chapter's session.ts transcribed. It must behave as the chapter says,
 including where the package differs on purpose (line numbers, NaN, blank CRLF lines)."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mini_agent import (
     AssistantMessage,
     Message,
+    ScriptedClient,
     SessionFormatError,
+    Tool,
     ToolCall,
     ToolMessage,
     UserMessage,
     load_session,
     parse_session_message,
 )
-from mini_agent.teaching import chapter_session
+from mini_agent.chapter import agent as chapter_agent
+from mini_agent.chapter import session as chapter_session
 from mini_agent.teaching.exercises import parse_cases
 
 HISTORY: list[Message] = [
@@ -104,11 +109,49 @@ def test_calls_is_a_type_guard_that_checks_every_item() -> None:
     assert not chapter_session.calls({"id": "a", "name": "b", "input": 1})
 
 
-def test_run_agent_record_pushes_before_it_appends(tmp_path: Path) -> None:
+def test_the_twin_agent_pushes_before_it_appends(tmp_path: Path) -> None:
     # the chapter's order: a refused write leaves memory one message ahead of the disk
-    messages: list[Message] = []
-    with pytest.raises(OSError):
-        chapter_session.run_agent_record(messages, tmp_path, UserMessage("x"))
-    assert messages == [UserMessage("x")]
-    chapter_session.run_agent_record(messages, None, UserMessage("y"))
-    assert messages == [UserMessage("x"), UserMessage("y")]
+    pushed: list[list[Message]] = []
+
+    class Watching(ScriptedClient):
+        def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[Any]:
+            pushed.append(list(messages))
+            return super().stream(messages, tools)
+
+    missing = tmp_path / "no-such-folder" / "s.jsonl"
+    with pytest.raises(FileNotFoundError):
+        chapter_agent.run_agent(
+            "hi", client=Watching([AssistantMessage("ok")]), session_path=missing
+        )
+    assert pushed == []  # the prompt was pushed, its append failed, no request was made
+    messages = chapter_agent.run_agent("hi", client=ScriptedClient([AssistantMessage("ok")]))
+    assert messages == [UserMessage("hi"), AssistantMessage("ok")]
+
+
+def test_the_twin_keeps_extra_keys_of_a_tool_call_as_the_chapter_s_type_guard_does() -> None:
+    line = (
+        '{"role":"assistant","content":"","toolCalls":'
+        '[{"id":"a","name":"n","input":{},"type":"function"}]}'
+    )
+    message = chapter_session.parse_session_message(json.loads(line))
+    assert message == parse_session_message(json.loads(line))
+    assert message is not None and chapter_session.json_stringify(message) == line
+
+
+def test_bytes_that_are_not_utf8_become_u_fffd_as_readfile_utf8_makes_them(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"role":"user","content":"caf\xe9"}\n')
+    assert chapter_session.load_session(path) == [UserMessage("caf\ufffd")]
+
+
+def test_integers_beyond_two_to_the_53_are_read_as_doubles_as_json_parse_reads_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    big = 2**53 + 1
+    call = f'{{"id":"a","name":"n","input":{{"n":{big},"m":{2**53}}}}}'
+    path.write_text(f'{{"role":"assistant","content":"","toolCalls":[{call}]}}\n', "utf-8")
+    (message,) = chapter_session.load_session(path)
+    assert message == load_session(path)[0]
+    assert isinstance(message, AssistantMessage)
+    assert message.tool_calls[0].input == {"n": float(2**53), "m": 2**53}

@@ -20,7 +20,8 @@ from mini_agent import (
     estimate_context_chars,
     trim_context,
 )
-from mini_agent.teaching.chapter_reference import literal_trim, literal_units
+from mini_agent.chapter.context import context_units as literal_units
+from mini_agent.chapter.context import trim_context as literal_trim
 
 from .helpers import multi_tool_history
 
@@ -249,3 +250,16 @@ def test_a_value_that_is_not_a_message_is_named_by_index() -> None:
     history = [UserMessage("x"), {"role": "user", "content": "y"}]
     with pytest.raises(TypeError, match=r"^message 1 is not a session message"):
         estimate_context_chars(history)  # type: ignore[arg-type]
+
+
+def test_the_budget_error_knows_how_big_the_newest_unit_is() -> None:
+    # issue 24: a reader told "cannot contain the smallest unit" was not told how big it is
+    import pickle
+
+    history = [UserMessage("q"), UserMessage("x" * 50)]
+    with pytest.raises(ContextBudgetError) as caught:
+        trim_context(history, 40)
+    assert str(caught.value) == SMALLEST  # the chapter's phrase, exactly
+    assert caught.value.needed == estimate_context_chars(history[1:]) == 79
+    assert trim_context(history, caught.value.needed) == history[1:]  # that budget fits it
+    assert pickle.loads(pickle.dumps(caught.value)).needed == 79

@@ -91,5 +91,5 @@ def test_the_demos_repr_names_no_folder(demo: Demo06) -> None:
 
 def test_the_read_tool_is_shown_by_the_name_the_prose_uses() -> None:
     title = repr(show_source(demo06.read_file)).splitlines()[0]
-    assert title == "── 本包 mini_agent.teaching.samples.read_file ──"
+    assert title == "── 本包的示例（mini_agent/teaching/samples.py）：read_file ──"
     assert "<locals>" not in title

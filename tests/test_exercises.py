@@ -21,8 +21,8 @@ from mini_agent import (
     parse_session_message,
     to_record,
 )
+from mini_agent.chapter import session as chapter_session
 from mini_agent.messages import record_line
-from mini_agent.teaching import chapter_session
 from mini_agent.teaching.exercises import (
     CALLS_CASES,
     DISCRIMINATION_CASES,

@@ -22,10 +22,12 @@ from mini_agent import (
     to_record,
     trim_context,
 )
+from mini_agent.chapter.context import context_units as literal_units
+from mini_agent.chapter.context import estimate_context_chars as literal_estimate
+from mini_agent.chapter.context import trim_context as literal_trim
 from mini_agent.messages import record_line
 from mini_agent.session import PathLike
 from mini_agent.teaching import buggy, demo06
-from mini_agent.teaching.chapter_reference import literal_estimate, literal_trim, literal_units
 from mini_agent.teaching.exercises import (
     RECORD_CHAPTER_ORDER_NOTE,
     CheckReport,
@@ -140,6 +142,70 @@ def test_a_wrong_unit_is_shown_by_position_in_the_history() -> None:
     )
 
 
+def chapters_units(messages: Sequence[Message]) -> list[list[Message]]:
+    """The chapter's double loop as a reader writes it first: a backward search per result."""
+    units: list[list[Message]] = []
+    index = len(messages) - 1
+    while index >= 0:
+        message = messages[index]
+        if isinstance(message, ToolMessage):
+            found = next(
+                (
+                    i
+                    for i in range(index - 1, -1, -1)
+                    if declares(messages[i], message.tool_call_id)
+                ),
+                -1,
+            )
+            if found >= 0:
+                units.insert(0, list(messages[found : index + 1]))
+                index = found - 1
+                continue
+        units.insert(0, [message])
+        index -= 1
+    return units
+
+
+def test_the_chapters_own_double_loop_is_the_first_answer_and_fails_only_the_linear_step() -> None:
+    assert check_context_units(chapters_units).ok
+    advanced = check_context_units(chapters_units, linear=True)
+    (step,) = failed(advanced)
+    assert step.startswith("进阶：200 条孤立结果")
+    (result,) = [r for r in advanced.results if not r.passed]
+    assert "读了 20100 次 assistant 的 tool_calls" in result.detail
+
+
+def indexed_units(messages: Sequence[Message]) -> list[list[Message]]:
+    """04's 进阶 as a reader writes it: one forward pass (call id -> latest declarer), then the
+    chapter's backward scan looking the declarer up."""
+    latest: dict[str, int] = {}
+    declared_by = [-1] * len(messages)
+    for i, message in enumerate(messages):
+        if isinstance(message, ToolMessage):
+            declared_by[i] = latest.get(message.tool_call_id, -1)
+        elif isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                latest[call.id] = i
+    units: list[list[Message]] = []
+    index = len(messages) - 1
+    while index >= 0:
+        found = declared_by[index]
+        start = found if found >= 0 else index
+        units.insert(0, list(messages[start : index + 1]))
+        index = start - 1
+    return units
+
+
+def test_a_forward_scan_passes_the_linear_step() -> None:
+    assert check_context_units(context_units, linear=True).ok
+    assert check_context_units(indexed_units, linear=True).ok
+    assert not check_context_units(reader_units, linear=True).ok  # the chapter's loop
+    wrong = check_context_units(WRONG_UNITS["orphans dropped"], linear=True)
+    assert [r.detail for r in wrong.results if r.name.startswith("进阶：")] == [
+        "切出的单元和本章的不同：先让上面的用例全部通过"
+    ]
+
+
 def test_the_farthest_assistant_fails_only_the_repeated_id_case() -> None:
     assert failed(check_context_units(WRONG_UNITS["farthest assistant"])) == [
         "重复的 id：离得最近的声明者胜出"
@@ -162,6 +228,7 @@ WRONG_ESTIMATES: dict[str, Callable[[Sequence[Message]], float]] = {
         len(json.dumps(to_record(m), ensure_ascii=False)) + 1 for m in ms
     ),
     "two separators per message": lambda ms: estimate_context_chars(ms) + 2 * len(ms),
+    "+2 per message (a CRLF)": lambda ms: sum(len(record_line(m)) + 2 for m in ms),
     "a bool": lambda ms: True,
 }
 
@@ -203,8 +270,68 @@ def test_every_plausible_wrong_estimate_fails(name: str) -> None:
 def test_utf8_bytes_are_not_characters() -> None:
     assert failed(check_estimate_context_chars(WRONG_ESTIMATES["UTF-8 bytes"])) == [
         "本章的那张图",
-        "中文和 emoji 各算一个字符",
+        "中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个",
         "内容里的换行和引号按转义后的字符数算",
+    ]
+
+
+def utf16_estimate(messages: Sequence[Message]) -> int:
+    # the chapter's JSON.stringify(message).length as JavaScript counts it: UTF-16 code units
+    return sum(len(record_line(m).encode("utf-16-le")) // 2 + 1 for m in messages)
+
+
+def test_utf16_units_fail_the_emoji_case_with_the_reason() -> None:
+    report = check_estimate_context_chars(utf16_estimate)
+    assert failed(report) == ["中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个"]
+    (emoji,) = [r for r in report.results if not r.passed]
+    assert emoji.detail.startswith("你数的是 UTF-16 码元（JavaScript 的 .length），得到 ")
+    assert "😀 算 1 个" in emoji.detail and "码点与 UTF-16" in emoji.detail
+    assert report.title == "estimate_context_chars（数的是 Python 的字符，即 Unicode 码点）"
+
+
+def test_two_separators_per_message_get_the_chapters_sentence_back() -> None:
+    report = check_estimate_context_chars(WRONG_ESTIMATES["+2 per message (a CRLF)"])
+    (picture,) = [r for r in report.results if r.name == "本章的那张图"]
+    chapter = "对每条完整 Message 使用 JSON.stringify(message) 的字符长度，再加分隔开销"
+    assert not picture.passed and f"本章说“estimateContextChars() {chapter}”" in picture.detail
+    assert "每条 1 个就是 354" in picture.detail
+
+
+def chapters_trim(messages: Sequence[Message], max_chars: int) -> list[Message]:
+    """老z's drawing as a reader writes it first: `unit + kept` re-measured at every step."""
+    kept: list[Message] = []
+    for unit in reversed(context_units(messages)):
+        if estimate_context_chars([*unit, *kept]) > max_chars:
+            if not kept:
+                raise ValueError(
+                    "context budget cannot contain the smallest consistent message unit"
+                )
+            break
+        kept = [*unit, *kept]
+    if not kept:
+        raise ValueError("context budget cannot be empty")
+    return kept
+
+
+def test_the_chapters_own_trim_loop_is_the_first_answer_and_fails_only_the_linear_step() -> None:
+    assert check_trim_context(chapters_trim).ok
+    assert check_trim_context(literal_trim).ok
+    advanced = check_trim_context(chapters_trim, linear=True)
+    (step,) = failed(advanced)
+    assert step.startswith("进阶：")
+    (result,) = [r for r in advanced.results if not r.passed]
+    assert "序列化了 20100 次" in result.detail and "平方级" in result.detail
+
+
+def test_a_running_total_passes_the_linear_step() -> None:
+    assert check_trim_context(reader_trim, linear=True).ok
+    assert check_trim_context(trim_context, linear=True).ok
+
+
+def test_a_linear_trim_that_is_wrong_fails_the_linear_step_for_being_wrong() -> None:
+    report = check_trim_context(lambda m, n: reader_trim(m, n, "oldest first"), linear=True)
+    assert [r.detail for r in report.results if r.name.startswith("进阶：")] == [
+        "裁剪结果和本章的不同：先让上面的用例全部通过"
     ]
 
 

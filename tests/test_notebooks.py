@@ -149,21 +149,21 @@ def notebook_sources() -> str:
 
 
 def test_every_chapter_table_runs_with_a_column_for_the_package() -> None:
-    from mini_agent.teaching import chapter
+    from mini_agent.teaching import book
 
     sources = notebook_sources()
-    for name, value in vars(chapter).items():
-        if isinstance(value, chapter.ChapterTable):
-            assert f"chapter.{name}.beside(" in sources, name
+    for name, value in vars(book).items():
+        if isinstance(value, book.ChapterTable):
+            assert f"book.{name}.beside(" in sources, name
 
 
 def test_every_chapter_excerpt_is_shown_somewhere() -> None:
-    from mini_agent.teaching import chapter
+    from mini_agent.teaching import book
 
     sources = notebook_sources()
-    for name, value in vars(chapter).items():
-        if isinstance(value, chapter.Excerpt):
-            assert f"chapter.{name}" in sources, name
+    for name, value in vars(book).items():
+        if isinstance(value, book.Excerpt):
+            assert f"book.{name}" in sources, name
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
@@ -273,7 +273,7 @@ MACHINERY_CODE = re.compile(
     r"|\brepair_session\b",
     re.M,
 )
-MACHINERY_SHOWN = re.compile(r"mini_agent\.(durable|repair|json_form|live)\b")
+MACHINERY_SHOWN = re.compile(r"mini_agent[./](durable|repair|json_form|live)\b")
 MACHINERY_NAMED = re.compile(r"fcntl|flock|os\.link|\bfork|垃圾回收|garbage.collect", re.I)
 
 
@@ -306,7 +306,11 @@ def test_the_machinery_guard_catches_what_it_is_for() -> None:
     offending = [
         cell_of("code", "from mini_agent import durable, load_session"),
         cell_of("code", "from mini_agent.repair import repair_session"),
-        cell_of("code", "show_source(load_session)", "── 本包 mini_agent.json_form.parse ──"),
+        cell_of(
+            "code",
+            "show_source(load_session)",
+            "── 本包的实现（mini_agent/json_form.py）：parse ──",
+        ),
         cell_of("code", "from mini_agent.live.openai_client import request_body"),
         cell_of("markdown", "追加时用 `fcntl.flock` 加锁"),
         cell_of("markdown", "备份用 `os.link`"),

@@ -64,6 +64,7 @@ def test_ci_runs_the_readme_system_step_then_its_test_command_at_its_strictest()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
     assert "python kit.py lab" in readme and "python kit.py test" in readme  # the two commands
+    readme = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")  # where CI is described
     assert ci[-2:] == ["python3 kit.py system", "exec python3 kit.py test --strict"]
     for command in ci[-2:]:  # what CI runs, the README says, word for word
         assert f"`{command.removeprefix('exec ')}`" in readme, command

@@ -23,10 +23,12 @@ from mini_agent import (
     load_session,
     trim_context,
 )
+from mini_agent.chapter.context import context_units as literal_units
+from mini_agent.chapter.context import estimate_context_chars as literal_estimate
+from mini_agent.chapter.context import trim_context as literal_trim
 from mini_agent.json_form import JSON
 from mini_agent.messages import record_line, to_record
 from mini_agent.session import discriminate, parse_session_message
-from mini_agent.teaching.chapter_reference import literal_estimate, literal_trim, literal_units
 
 # Text that stresses the format: line separators JSON carries raw, CJK, emoji, quotes,
 # and lone high surrogates (two highs never pair up, so they round-trip).

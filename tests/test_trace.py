@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, context_units
-from mini_agent.teaching.chapter_reference import literal_units
+from mini_agent.chapter.context import context_units as literal_units
 from mini_agent.teaching.trace import ScanStep, scan_steps
 
 from .helpers import multi_tool_history

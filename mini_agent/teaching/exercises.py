@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent import run_agent
+from ..chapter import session as chapter_session
 from ..context import ContextBudgetError
 from ..context import context_units as _context_units
 from ..context import estimate_context_chars as _estimate_context_chars
@@ -58,7 +59,7 @@ from ..session import (
     parse_session_message,
 )
 from ..visible import visible_html, visible_line, visible_text
-from . import chapter_session, demo06
+from . import demo06
 from .buggy import Record
 from .glosses import gloss_text
 from .samples import chapter_picture
@@ -594,10 +595,15 @@ def _message_expectation(expected: Outcome) -> str:
     return _should(expected)
 
 
-def check_context_units(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
-    """Check a reader's `context_units(messages)` (units oldest first) on the chapter's cases."""
+def check_context_units(
+    function: Callable[[Sequence[Message]], Any], *, linear: bool = False
+) -> CheckReport:
+    """Check a reader's `context_units(messages)` (units oldest first) on the chapter's cases:
+    the chapter's own double loop passes. With `linear` (04's 进阶), one more case: many orphan
+    results, where the chapter's inner search reads every earlier assistant's `tool_calls` for
+    each of them (n²/2 reads) and a forward scan reads each once."""
     cases = [(name, (history,)) for name, history in _unit_cases()]
-    return run_cases(
+    report = run_cases(
         "context_units",
         _shown(function),
         _shown(_context_units),
@@ -605,13 +611,61 @@ def check_context_units(function: Callable[[Sequence[Message]], Any]) -> CheckRe
         _same_text,
         _message_expectation,
     )
+    if not linear:
+        return report
+    return CheckReport(report.title, (*report.results, _linear_units_case(function)))
+
+
+class _CountingAssistant(AssistantMessage):
+    """An assistant that counts how often its `tool_calls` are read: the inner search's cost."""
+
+    reads = 0
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "tool_calls":
+            _CountingAssistant.reads += 1
+        return super().__getattribute__(name)
+
+
+class _CountingUser(UserMessage):
+    """A user message that counts how often its `content` is read: one serialisation each."""
+
+    reads = 0
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "content":
+            _CountingUser.reads += 1
+        return super().__getattribute__(name)
+
+
+LINEAR_PAIRS = 200
+LINEAR_FACTOR = (
+    4  # a forward scan reads each assistant's tool_calls about once; allow 4 per message
+)
+
+
+def _linear_units_case(function: Callable[[Sequence[Message]], Any]) -> CheckResult:
+    w = words()
+    history: list[Message] = [UserMessage("开始")]
+    for k in range(LINEAR_PAIRS):  # an assistant with its call, then a result nobody declared
+        history += [_CountingAssistant("", (ToolCall(f"c{k}", "read", {}),)), _result(f"lost{k}")]
+    name = w.linear_units_case(LINEAR_PAIRS)
+    expected = outcome_of(_context_units, history)
+    _CountingAssistant.reads = 0
+    got = outcome_of(function, history)
+    reads, limit = _CountingAssistant.reads, LINEAR_FACTOR * len(history)
+    if not _same_text(expected, got):
+        return CheckResult(name, False, w.linear_wrong_units)
+    if reads > limit:
+        return CheckResult(name, False, w.linear_units_too_many(reads, limit))
+    return CheckResult(name, True)
 
 
 ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
     ("空历史", ()),
     ("一条 user", (UserMessage("hi"),)),
     ("本章的那张图", tuple(chapter_picture())),
-    ("中文和 emoji 各算一个字符", (UserMessage("中文😀"),)),
+    ("中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个", (UserMessage("中文😀😀😀😀"),)),
     ("一条错误结果", (ToolMessage("a", "boom", is_error=True),)),
     ("内容里的换行和引号按转义后的字符数算", (UserMessage('一行\n"二"'),)),
 )
@@ -662,24 +716,41 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             and value - lines in allowed
         )
         detail = ""
-        if not fits:
+        utf16 = sum(_utf16_units(record_line(message)) for message in history)
+        if fits:
+            pass
+        elif got[0] == "value" and utf16 != lines and value - utf16 in allowed:
+            detail = w.counted_utf16_units(value, lines)
+        elif got[0] == "value" and count > 1 and value - lines == 2 * count:
+            detail = w.two_per_message(value, lines + count)
+        else:
             should = (
                 f"应当返回各条 JSON 的长度之和 {lines}，再加分隔开销 "
                 f"{allowed.start} 到 {allowed.stop - 1}（整数 {lines + allowed.start} 到 "
                 f"{lines + allowed.stop - 1}）"
             )
             detail = w.should_but(should, _but(got))
-        elif count > 1:
+        if fits and count > 1:
             notes.append(
                 f"{name}（{count} 条消息）：你的分隔开销是{_separator_note(count, value - lines)}；"
                 f"本包是每条一个换行，估算值正好等于会话文件的字符数"
             )
         results.append(CheckResult(name, fits, detail))
-    return CheckReport("estimate_context_chars", tuple(results), tuple(notes))
+    return CheckReport(w.estimate_title, tuple(results), tuple(notes))
 
 
-def check_trim_context(function: Callable[[Sequence[Message], int], Any]) -> CheckReport:
-    """Check a reader's `trim_context(messages, max_chars)` on budget edges and both errors."""
+def _utf16_units(text: str) -> int:
+    """`text.length` in JavaScript: UTF-16 code units (an emoji outside the BMP is two)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def check_trim_context(
+    function: Callable[[Sequence[Message], int], Any], *, linear: bool = False
+) -> CheckReport:
+    """Check a reader's `trim_context(messages, max_chars)` on budget edges and both errors:
+    the chapter's own loop (re-measuring `unit + kept` at every step) passes. With `linear`
+    (05's 进阶), one more case: a long history within the budget, where re-measuring
+    serialises the kept messages again at every step (n²/2) and a running total once each."""
     picture = chapter_picture()
     whole = _estimate_context_chars(picture)
     newest_unit = _estimate_context_chars(picture[1:])
@@ -704,7 +775,7 @@ def check_trim_context(function: Callable[[Sequence[Message], int], Any]) -> Che
         ("孤立结果可以单独保留", (orphaned, orphan_only)),
         ("遇到第一个装不下的单元就停，不跳过", (skip_trap, skip_budget)),
     ]
-    return run_cases(
+    report = run_cases(
         "trim_context",
         _shown(function),
         _shown(_trim_context),
@@ -712,6 +783,25 @@ def check_trim_context(function: Callable[[Sequence[Message], int], Any]) -> Che
         _same_text,
         _message_expectation,
     )
+    if not linear:
+        return report
+    return CheckReport(report.title, (*report.results, _linear_trim_case(function)))
+
+
+def _linear_trim_case(function: Callable[[Sequence[Message], int], Any]) -> CheckResult:
+    w = words()
+    history: list[Message] = [_CountingUser(f"第 {k} 个问题") for k in range(LINEAR_PAIRS)]
+    budget = _estimate_context_chars(history)
+    name = w.linear_trim_case(len(history))
+    expected = outcome_of(_trim_context, history, budget)
+    _CountingUser.reads = 0
+    got = outcome_of(function, history, budget)
+    reads, limit = _CountingUser.reads, LINEAR_FACTOR * len(history)
+    if not _same_text(expected, got):
+        return CheckResult(name, False, w.linear_wrong_trim)
+    if reads > limit:
+        return CheckResult(name, False, w.linear_trim_too_many(reads, limit))
+    return CheckResult(name, True)
 
 
 # --- 06 会话与上下文的责任边界: choose context_max_chars ------------------------------------

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from ..chapter.session import calls, record
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from .chapter_session import calls, record
 
 _M = TypeVar("_M", AssistantMessage, ToolMessage)
 
 
-def _as_typescript_holds(kind: type[_M], **fields: Any) -> _M:
+def like_a_typescript_literal(kind: type[_M], **fields: Any) -> _M:
     """The message TypeScript's object literal would hold: no constructor checks its fields
     (ours refuse a non-str content at once, which would hide the mistake shown here)."""
     message = object.__new__(kind)
@@ -25,8 +25,9 @@ def _as_typescript_holds(kind: type[_M], **fields: Any) -> _M:
 
 
 def parse_with_precondition_in_user_branch(value: object) -> Message | None:
-    """错误一：公共前提里 content 的检查挪进了 user 分支（其余同本章直译），
-    assistant 和 tool 分支再也不查 content。"""
+    """错误一：公共前提里 content 的检查挪进了 user 分支（其余同照搬本章的版本），
+    assistant 和 tool 分支再也不查 content。like_a_typescript_literal 像 TypeScript 的对象字面量
+    那样照单全收：本包的消息构造函数会当场拒绝不是字符串的 content，错误就看不见了。"""
     item = record(value)
     if item is None or not isinstance(item.get("role"), str):
         return None
@@ -38,20 +39,20 @@ def parse_with_precondition_in_user_branch(value: object) -> Message | None:
             ToolCall(call["id"], call["name"], call["input"]) for call in item["toolCalls"]
         )
         # 这里 content 没查过
-        return _as_typescript_holds(AssistantMessage, content=content, tool_calls=tool_calls)
+        return like_a_typescript_literal(AssistantMessage, content=content, tool_calls=tool_calls)
     if (
         item["role"] == "tool"
         and isinstance(item.get("toolCallId"), str)
         and isinstance(item.get("isError"), bool)
     ):
-        return _as_typescript_holds(  # 这里也没查
+        return like_a_typescript_literal(  # 这里也没查
             ToolMessage, tool_call_id=item["toolCallId"], content=content, is_error=item["isError"]
         )
     return None
 
 
 def _units_with(messages: Sequence[Message], joins: Any) -> list[list[Message]]:
-    """`chapter_reference.literal_units` with its `assistantIndex >= 0` test replaced."""
+    """`mini_agent.chapter.context.context_units` with its `assistantIndex >= 0` test replaced."""
     units: list[list[Message]] = []
     index = len(messages) - 1
     while index >= 0:

@@ -76,9 +76,9 @@ def file_reader(files: Mapping[str, str]) -> Callable[[JSON], str]:
     `files[name]`; an unknown name raises `FileNotFoundError`, as reading a real file would."""
 
     def read_file(tool_input: JSON) -> str:
-        arguments = as_object(tool_input)  # untrusted model JSON: narrow first
+        arguments = as_object(tool_input)  # 模型给的输入是不可信的 JSON：先收窄成对象
         path = arguments.get("path") if arguments is not None else None
-        if not isinstance(path, str):
+        if not isinstance(path, str):  # 再断言字段
             raise ValueError("read needs {path: string}")
         if path not in files:
             raise FileNotFoundError(f"no such file: {path}")

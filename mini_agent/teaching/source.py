@@ -1,7 +1,7 @@
-"""The package's code beside the chapter's: `show_source(calls, CALLS)` in a notebook.
+"""The chapter's code beside its Python: `show_source(book.CALLS, chapter_session.calls)`.
 
-A reader sees the function as it is in the package (`inspect.getsource`, so it can never drift
-from the code that runs) next to the chapter's TypeScript excerpt, and then reads what differs.
+A reader sees the chapter's TypeScript first and the function as it is in the package beside
+it (`inspect.getsource`, so it can never drift from the code that runs), and reads what differs.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from unicodedata import east_asian_width
 
 from ..visible import visible_html, visible_text
-from .chapter import Excerpt
+from .book import Excerpt
 
 Panel = tuple[str, str]  # (title, code)
 
@@ -48,23 +48,30 @@ def columns_of(code: str) -> int:
     )
 
 
+def _path(function: Callable[..., Any]) -> str:
+    return function.__module__.replace(".", "/") + ".py"
+
+
 def _title(function: Callable[..., Any], part: str | None) -> str:
-    name = f"{function.__module__}.{function.__qualname__}"
-    # the chapter's session.ts transcribed is the chapter talking, a deliberate mistake is
-    # nobody's code; 本包 is mini_agent's real implementation only
-    module = function.__module__.rsplit(".", 1)[-1]
-    who = {
-        "chapter_session": "本章的 Python 直译",
-        "chapter_reference": "本章的 Python 直译",
-        "mistakes": "故意写错的版本",
-        "buggy": "故意写错的版本",
-    }.get(module, "本包")
-    return f"{who} {name}" + (f" 里的 {part.removeprefix('def ')}()" if part else "")
+    """Whose code this is: the chapter's, transcribed (`mini_agent.chapter`); a deliberate
+    mistake; or the kit's own implementation (本包, and only there)."""
+    module = function.__module__
+    who = "本包的实现"
+    if module.startswith("mini_agent.chapter."):
+        who = "照搬本章的 Python"
+    elif module.rsplit(".", 1)[-1] in ("mistakes", "buggy"):
+        who = "故意写错的版本"
+    elif module.startswith("mini_agent.teaching."):
+        who = "本包的示例"
+    name = function.__qualname__ + (f" 里的 {part.removeprefix('def ')}" if part else "")
+    return f"{who}（{_path(function)}）：{name}"
 
 
 @dataclass(frozen=True)
 class SourceView:
-    """Code panels side by side (HTML) or one after another (text)."""
+    """Code panels side by side (HTML: a long line wraps inside its panel rather than push the
+    other below it, as JupyterLab wraps code; stacked only when the notebook is too narrow for
+    two) or one after another (text)."""
 
     panels: tuple[Panel, ...]
 
@@ -74,27 +81,34 @@ class SourceView:
         )
 
     def _repr_html_(self) -> str:
-        # a panel is never narrower than its longest line: side by side when both fit, else
-        # one above the other, so that neither scrolls sideways
         columns = "".join(
-            f"<div style='flex:1 1 0;min-width:min(100%,{columns_of(code) + 2}ch);text-align:left'>"
+            "<div style='min-width:0;text-align:left'>"
             f"<div style='font-weight:bold;margin-bottom:0.3em'>{visible_html(title)}</div>"
-            "<pre style='margin:0;padding:0.5em;border:1px solid #888;white-space:pre;"
-            f"overflow-x:auto;text-align:left'>{visible_html(code)}</pre></div>"
+            "<pre style='margin:0;padding:0.5em;border:1px solid #888;white-space:pre-wrap;"
+            f"overflow-wrap:anywhere;text-align:left'>{visible_html(code)}</pre></div>"
             for title, code in self.panels
         )
-        return f"<div style='display:flex;gap:1em;flex-wrap:wrap;align-items:flex-start'>{columns}</div>"
+        return (
+            "<div style='display:grid;gap:1em;align-items:start;grid-template-columns:"
+            f"repeat(auto-fit,minmax(min(100%,{MIN_COLUMN}ch),1fr))'>{columns}</div>"
+        )
+
+
+MIN_COLUMN = 36  # below this many columns each, the panels stack
 
 
 def show_source(
-    function: Callable[..., Any], *beside: Excerpt | Panel, part: str | None = None
+    *items: Excerpt | Panel | Callable[..., Any], part: str | None = None
 ) -> SourceView:
-    """The package's `function` (or its nested `part`) first, then each chapter excerpt or
-    (title, code) panel given, left to right."""
-    panels: list[Panel] = [(_title(function, part), source_of(function, part))]
-    for item in beside:
+    """Panels left to right, in the order given: a chapter excerpt (本章 or 老z 的图), a
+    function's source (its nested `part` with `part=`), or a (title, code) pair. The notebooks
+    put the chapter's TypeScript first and its Python twin beside it."""
+    panels: list[Panel] = []
+    for item in items:
         if isinstance(item, Excerpt):
-            panels.append((f"本章 {item.source}：{item.title}", item.text))
-        else:
+            panels.append((item.heading, item.text))
+        elif isinstance(item, tuple):
             panels.append(item)
+        else:
+            panels.append((_title(item, part), source_of(item, part)))
     return SourceView(tuple(panels))

@@ -219,6 +219,49 @@ class Words:
         "（先写磁盘、成功后再进内存，就不会这样）"
     )
 
+    # --- 05 练习一: what the estimate counts ----------------------------------------------
+    estimate_title: str = "estimate_context_chars（数的是 Python 的字符，即 Unicode 码点）"
+
+    def counted_utf16_units(self, got: int, lines: int) -> str:
+        return (
+            f"你数的是 UTF-16 码元（JavaScript 的 .length），得到 {got}：这个练习和本包一样数 Python 的"
+            f"字符（码点，len(str)），😀 算 1 个，各条 JSON 一共 {lines} 个字符。本章的 TypeScript 里"
+            " 😀 算 2 个；两种数法都不是 token，本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
+        )
+
+    def two_per_message(self, got: int, wanted: int) -> str:
+        return (
+            f"你每条消息加了 2 个分隔字符，得到 {got}。本章说“estimateContextChars() 对每条完整 Message"
+            " 使用 JSON.stringify(message) 的字符长度，再加分隔开销”：分隔的是消息与消息，一个分隔符是"
+            f"一个字符（会话文件里是每行末尾的 \\n，Windows 上也只写 \\n，不写 \\r\\n），"
+            f"每条 1 个就是 {wanted}"
+        )
+
+    # --- 04/05 进阶: linear at worst ------------------------------------------------------
+    def linear_units_case(self, pairs: int) -> str:
+        return f"进阶：{pairs} 条孤立结果，每条前面都有一个不相干的 assistant——也是线性的"
+
+    linear_wrong_units: str = "切出的单元和本章的不同：先让上面的用例全部通过"
+
+    def linear_units_too_many(self, reads: int, limit: int) -> str:
+        return (
+            f"单元对了，但读了 {reads} 次 assistant 的 tool_calls（线性的做法不超过 {limit} 次）："
+            "每条孤立结果都往前把所有 assistant 又看了一遍，这是本章内层循环的平方级；"
+            "先用一次前向扫描记下每个 call id 最近的声明者"
+        )
+
+    def linear_trim_case(self, count: int) -> str:
+        return f"进阶：{count} 条消息、预算装得下全部——已用字符数累加，不重新量"
+
+    linear_wrong_trim: str = "裁剪结果和本章的不同：先让上面的用例全部通过"
+
+    def linear_trim_too_many(self, reads: int, limit: int) -> str:
+        return (
+            f"结果对了，但把消息序列化了 {reads} 次（累加的做法不超过 {limit} 次）："
+            "每装一个单元都把 unit + kept 重新量了一遍，这是本章算法的平方级；"
+            "只记一个已用字符数，每装一个单元加上它的估算"
+        )
+
     def record_raised(self, count: int, tag: str, error: str) -> str:
         return f"第 {count} 次 record（{tag}）抛出了 {error}"
 
@@ -261,13 +304,13 @@ class Words:
 
     # --- notebook 08's plots: titles, axes, legends, bars --------------------------------------
     plot_messages: str = "历史里的消息条数"
-    plot_cpu_seconds: str = "CPU 时间（秒，3 次里最快的一次）"
+    plot_cpu_seconds: str = "CPU 时间（秒，5 次里最快的一次）"
     plot_full_budget: str = "预算装得下整段历史：耗时随消息数增长（双对数坐标）"
 
     def plot_turn_budget(self, budget: int) -> str:
         return f"每轮预算 {budget:,} 字符：耗时随消息数增长（双对数坐标）"
 
-    plot_literal: str = "本章逐字算法"
+    plot_literal: str = "照搬本章的算法"
     plot_langchain: str = "LangChain trim_messages"
     plot_first_turn: str = "trim_context 第一轮"
     plot_later_turns: str = "trim_context 之后各轮"

@@ -1,12 +1,12 @@
 # ruff: noqa: RUF002  # 注释用中文全角标点，和本章一样
-"""本章 src/session.ts 的 Python 直译：和本章逐行对应，注释也照本章的口吻写。
+"""照搬本章的 src/session.ts：和本章逐行对应，注释也照本章的口吻写。
 
-笔记本 01–03 把它放在本章的 TypeScript 节选旁边；它能运行，练习的检查也拿它当“忠实于本章的
-答案”。本包的正式实现在 `mini_agent.session`，与本章有几处有意的不同（物理行号、拒绝 NaN、
-追加前的守卫……），每一处见附录 07a_beyond_the_chapter.ipynb#differences。
+笔记本 01–03 把它放在本章的 TypeScript 节选旁边。工具包的实现在 `mini_agent.session`，与本章有几处
+有意的不同（物理行号、拒绝 NaN、追加前的守卫……），每一处见附录 07a_beyond_the_chapter.ipynb#differences。
 
 与 TypeScript 的对应：`undefined` → `None`；`value is ToolCall[]` → `TypeGuard`；
-`JSON.parse` → `json.loads`；`appendFile` → 以追加模式 `open`。
+`JSON.parse` → `json.loads`；`readFile(path, "utf8")` → 读字节再按 UTF-8 解码；
+`appendFile` → 以追加模式 `open`。
 """
 
 from __future__ import annotations
@@ -46,9 +46,8 @@ def parse_session_message(value: object) -> Message | None:
     if item["role"] == "user":
         return UserMessage(item["content"])
     if item["role"] == "assistant" and calls(item.get("toolCalls")):
-        tool_calls = [
-            ToolCall(call["id"], call["name"], call["input"]) for call in item["toolCalls"]
-        ]
+        # toolCalls: item.toolCalls：calls() 只是类型守卫，每个调用原样留下，多余的键也在
+        tool_calls = [ToolCall.from_record(call) for call in item["toolCalls"]]
         return AssistantMessage(item["content"], tool_calls)
     if (
         item["role"] == "tool"
@@ -63,9 +62,16 @@ def _not_json(name: str) -> object:
     raise ValueError(f"{name} is not JSON")  # JSON.parse 不认 NaN、Infinity；json.loads 认
 
 
+def _number(text: str) -> int | float:
+    # JSON.parse 读出的数都是 double：超过 ±2^53 的整数变成离它最近的 double
+    value = int(text)
+    return value if abs(value) <= 2**53 else float(text)
+
+
 def load_session(path: str | Path) -> list[Message]:
     try:
-        text = Path(path).read_bytes().decode("utf-8")  # readFile(path, "utf8")：换行原样
+        # readFile(path, "utf8")：换行原样；不是 UTF-8 的字节变成 U+FFFD，不报错
+        text = Path(path).read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return []  # ENOENT：首次启动，空会话
     # 其他错误（权限、IO）原样向上抛，不吞
@@ -73,7 +79,7 @@ def load_session(path: str | Path) -> list[Message]:
     messages: list[Message] = []
     for index, line in enumerate(lines):  # 逐行 map，行号是过滤后的序号
         try:
-            value = json.loads(line, parse_constant=_not_json)
+            value = json.loads(line, parse_constant=_not_json, parse_int=_number)
         except ValueError:
             raise ValueError(f"{INVALID_JSON} {index + 1}") from None
         message = parse_session_message(value)
@@ -84,9 +90,10 @@ def load_session(path: str | Path) -> list[Message]:
 
 
 def _js(value: Any) -> Any:
-    # JSON.stringify 把 NaN、Infinity 写成 null
     if isinstance(value, float) and not math.isfinite(value):
-        return None
+        return None  # JSON.stringify 把 NaN、Infinity 写成 null
+    if isinstance(value, str):  # JavaScript 的字符串是 UTF-16：一对代理项就是一个字符
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     if isinstance(value, dict):
         return {key: _js(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -103,12 +110,3 @@ def append_session(path: str | Path, message: Message) -> None:
     # appendFile(path, `${JSON.stringify(message)}\n`, "utf8")：一条消息一行，追加到末尾
     with open(path, "a", encoding="utf-8", newline="") as file:
         file.write(f"{json_stringify(message)}\n")
-
-
-def run_agent_record(
-    messages: list[Message], session_path: str | Path | None, message: Message
-) -> None:
-    # runAgent 里的 record(message)，它读写的状态作为参数传进来（不是 session.ts 里收窄用的 record）
-    messages.append(message)  # messages.push：先进内存态
-    if session_path is not None:  # sessionPath 存在时
-        append_session(session_path, message)  # 再 appendSession：写进磁盘态

@@ -1,10 +1,11 @@
 # ruff: noqa: RUF001  # the chapter's full-width punctuation, quoted as printed
-"""The chapter's own words the notebooks put beside the package: its TypeScript excerpts,
-its diagrams and its tables, exactly as chapter 34 prints them (tests/test_chapter_module.py
+"""The book's own words the notebooks put beside the code: chapter 34's TypeScript excerpts,
+老z's drawings and the chapter's tables, exactly as printed (tests/test_chapter_module.py
 checks them against the chapter's text byte for byte).
 
-One place for these quotes: a notebook shows `CALLS` beside `mini_agent.session.calls`, or
-`RESPONSIBILITY.beside("本包", [...])` with a column the package fills in live.
+One place for these quotes: a notebook shows `book.CALLS` beside `mini_agent.chapter.session.calls`,
+or `book.RESPONSIBILITY.beside("本包", [...])` with a column the package fills in live. (The
+chapter's code transcribed into Python is `mini_agent.chapter`; this module is only its text.)
 """
 
 from __future__ import annotations
@@ -17,15 +18,21 @@ from .views import Table
 
 @dataclass(frozen=True)
 class Excerpt:
-    """A piece of the chapter's code or one of its diagrams, as printed."""
+    """A piece of the chapter's code, or one of 老z's drawings, as printed."""
 
     title: str
     section: str  # the chapter's section it appears in
-    source: str  # the TypeScript file it comes from (a diagram: the file it describes)
+    source: str | None  # the TypeScript file it comes from; None: a drawing (老z 画的图)
     text: str
 
+    @property
+    def heading(self) -> str:
+        """Whose words these are: the chapter's file, or 老z's drawing (never a file name
+        the chapter does not give)."""
+        return f"本章 {self.source}：{self.title}" if self.source else f"老z 的图：{self.title}"
+
     def __repr__(self) -> str:
-        return f"── 本章 {self.source}：{self.title} ──\n{self.text}"
+        return f"── {self.heading} ──\n{self.text}"
 
 
 @dataclass(frozen=True)
@@ -97,9 +104,9 @@ APPEND_SESSION = Excerpt(
 
 
 LOAD_SESSION_CHAIN = Excerpt(
-    "loadSession 整条链路（图）",
+    "loadSession 整条链路",
     "损坏记录的错误路径",
-    "src/session.ts",
+    None,
     r"""loadSession(path)
    │
    ├─ readFile 抛 ENOENT ─────────────► return []（首次启动，空会话）
@@ -151,9 +158,9 @@ for (let index = messages.length - 1; index >= 0;) {
 
 
 UNIT_SCAN_PICTURE = Excerpt(
-    "反向扫描的过程（图）",
+    "反向扫描的过程",
     "单位构造的逐步过程",
-    "src/context.ts",
+    None,
     r"""历史： [user] [assistant{calls:a,b}] [tool a] [tool b]
                                           ↑index=3
 反向扫到 tool b：向前找声明 id=b 的 assistant
@@ -166,9 +173,9 @@ UNIT_SCAN_PICTURE = Excerpt(
 
 
 TRIM_ALGORITHM = Excerpt(
-    "装预算的算法（图）",
+    "装预算的算法",
     "字符预算的正常和失败路径",
-    "src/context.ts",
+    None,
     r"""units（从新到旧）
    │
    ▼
@@ -187,9 +194,9 @@ kept 仍为空 ──► throw "context budget cannot be empty"
 
 
 RUN_AGENT_FLOW = Excerpt(
-    "runAgent 里两份状态的路径（图）",
+    "一份状态进 runAgent 后走哪条路",
     "会话与上下文的责任边界",
-    "src/agent.ts",
+    None,
     r"""runAgent(options)
    │
    ├─ options.sessionPath 存在？ ──► loadSession → messages（磁盘完整记录）

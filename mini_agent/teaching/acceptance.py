@@ -1,0 +1,133 @@
+"""07's 阶段验收: the chapter's named tests, run with pytest as the chapter runs `npm test`.
+
+`run_acceptance()` runs `tests/test_chapter_cases.py` in a child process with the notebook's
+own Python and shows, test by test, the chapter's name beside pytest's verdict. Whatever keeps
+it from running (the browser, no checkout, no pytest) is said in Chinese with the way out, and
+a failed run shows pytest's last lines: a cause is never hidden behind "没有运行".
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..visible import visible_html, visible_text
+from .book import CHAPTER_TESTS
+from .style import page
+from .views import Table
+
+CASES = "tests/test_chapter_cases.py"
+# --noconftest: tests/conftest.py sets up the kit's own test tools (hypothesis, a loopback
+# model server), which the reader's environment (`python kit.py lab`) does not install and
+# the chapter's cases do not use.
+PYTEST = ("-m", "pytest", "--noconftest", "-q", "-rA", "--color=no", "-p", "no:cacheprovider")
+VERDICTS = {"PASSED": "通过", "FAILED": "失败", "ERROR": "出错"}
+NOT_RUN = "没有运行"
+TAIL_LINES = 12
+
+IN_THE_BROWSER = (
+    "浏览器里不能启动子进程运行 pytest：这个单元格要在 JupyterLab 里（工具包的仓库中）运行。"
+)
+NO_CHECKOUT = (
+    f"找不到 {CASES}：请在工具包的仓库里打开这本笔记本（python kit.py lab）再运行这个单元格。"
+)
+NO_PYTEST = (
+    "这个单元格用 pytest 运行本章点名的测试，当前的 Python 环境里没有 pytest。"
+    "关掉 JupyterLab，在仓库根目录重新运行 python kit.py lab（它会补装 pytest），再打开这本笔记本；"
+    "或者在这个环境里运行 python -m pip install pytest。"
+)
+
+
+def find_checkout(start: Path) -> Path | None:
+    """The kit's checkout that holds the chapter's cases: `start` or one of its parents."""
+    for folder in (start, *start.parents):
+        if (folder / CASES).is_file():
+            return folder
+    return None
+
+
+def command_line() -> str:
+    """What a reader types in a terminal at the checkout's root to run the same tests."""
+    return f"python -m pytest --noconftest {CASES}"
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """The chapter's tests and pytest's verdict on each, or why they could not run."""
+
+    why_not: str = ""  # non-empty: nothing ran, and this says why and what to do
+    code: int | None = None  # pytest's exit code
+    rows: tuple[tuple[str, str, str, str], ...] = ()  # file, the chapter's words, id, verdict
+    tail: str = ""  # pytest's last lines, shown when the run did not pass
+
+    @property
+    def passed(self) -> int:
+        return sum(row[-1] == VERDICTS["PASSED"] for row in self.rows)
+
+    def summary(self) -> str:
+        if self.why_not:
+            return self.why_not
+        return f"pytest 退出码 {self.code}；{len(self.rows)} 个用例，通过 {self.passed} 个"
+
+    def table(self) -> Table:
+        return Table(["本章的测试文件", "本章的说法", "pytest 用例", "结果"], self.rows)
+
+    def _failed(self) -> bool:
+        return bool(self.tail) and (self.code != 0 or self.passed < len(self.rows))
+
+    def __repr__(self) -> str:
+        if self.why_not:
+            return visible_text(self.why_not)
+        parts = [f"命令：{command_line()}", self.summary(), "", repr(self.table())]
+        if self._failed():
+            parts += ["", "pytest 的最后几行：", self.tail]
+        return visible_text("\n".join(parts))
+
+    def _repr_html_(self) -> str:
+        if self.why_not:
+            return page(f"<p>{visible_html(self.why_not)}</p>")
+        tail = ""
+        if self._failed():
+            tail = f"<p>pytest 的最后几行：</p><pre>{visible_html(self.tail)}</pre>"
+        return page(
+            f"<p>命令：<code>{visible_html(command_line())}</code></p>"
+            f"<p>{visible_html(self.summary())}</p>{self.table()._repr_html_()}{tail}"
+        )
+
+
+def run_acceptance(start: Path | None = None) -> Acceptance:
+    """Run the chapter's cases with this Python's pytest, from the checkout above `start`."""
+    if sys.platform == "emscripten":
+        return Acceptance(IN_THE_BROWSER)
+    root = find_checkout(Path.cwd() if start is None else start)
+    if root is None:
+        return Acceptance(NO_CHECKOUT)
+    if importlib.util.find_spec("pytest") is None:
+        return Acceptance(NO_PYTEST)
+    run = subprocess.run(
+        [sys.executable, *PYTEST, CASES],
+        cwd=root,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # no plugin is needed
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+    verdicts = {
+        test_id: VERDICTS[status]
+        for status, test_id in re.findall(
+            r"^(PASSED|FAILED|ERROR) (tests/\S+?(?:\[[^\]]*\])?)(?: - .*)?$", run.stdout, re.M
+        )
+    }
+    rows = tuple(
+        (test.file, test.chapter_says, test_id.split("::", 1)[1], verdicts.get(test_id, NOT_RUN))
+        for test in CHAPTER_TESTS
+        for test_id in test.pytest_ids
+    )
+    output = (run.stdout + run.stderr).rstrip("\n").split("\n")
+    return Acceptance(code=run.returncode, rows=rows, tail="\n".join(output[-TAIL_LINES:]))

@@ -1,0 +1,113 @@
+"""The notebooks as a reader runs them: in the environments `python kit.py lab` builds.
+
+`kit.py lab` creates `.venv/` with `kit.lab_extras(False)` (`--bench`: `lab_extras(True)`).
+This part builds the same two environments with the same function (`kit.ensure_env`), in
+`.cache/reader/`, so that a developer's own `.venv/` (perhaps opened with `--bench` once)
+cannot hide a missing package, and runs strict nbval with the kernel in each: every notebook
+but 08 in the `lab` one, 08 in the `lab --bench` one. The test runner (pytest, nbval) stays in
+`.venv-dev/`; only the kernel, where every cell runs, is the reader's Python. 07's 阶段验收
+runs pytest from that kernel, so its stored 9/9 is what a reader who followed the README sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+import kit
+
+ROOT = Path(__file__).resolve().parent.parent
+ENVS = ROOT / ".cache" / "reader"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
+BENCH_ONLY = "08_performance_and_tokens.ipynb"
+
+
+@pytest.fixture(scope="module")
+def lab_python() -> Path:
+    return kit.ensure_env(ENVS / "lab", kit.lab_extras(bench=False))
+
+
+@pytest.fixture(scope="module")
+def bench_python() -> Path:
+    return kit.ensure_env(ENVS / "lab-bench", kit.lab_extras(bench=True))
+
+
+def kernel_env(python: Path, folder: Path, name: str) -> dict[str, str]:
+    """The environment for a process that starts kernels: the kernel spec `name` runs
+    `python`, nothing of the test environment leaks into it (PYTHONPATH, VIRTUAL_ENV)."""
+    spec = folder / "kernels" / name
+    spec.mkdir(parents=True, exist_ok=True)
+    argv = [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": name, "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["JUPYTER_PATH"] = str(folder)
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    return env
+
+
+def strict_nbval(python: Path, folder: Path, notebooks: list[Path]) -> None:
+    """Strict nbval on `notebooks`, every cell run by `python`; fails with pytest's report."""
+    name = "kit-reader"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rfEs", "--color=no", "--nbval"]
+        + ["--nbval-kernel-name", name, "--nbval-sanitize-with", "notebooks/sanitize.cfg"]
+        + [str(path.relative_to(ROOT)) for path in notebooks],
+        cwd=ROOT,
+        env=kernel_env(python, folder, name),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+    report = run.stdout + run.stderr
+    tail = "\n".join(report.splitlines()[-60:])
+    assert run.returncode == 0, tail
+    summary = report.strip().splitlines()[-1]
+    assert re.search(r"\d+ passed", summary) and "skipped" not in summary, tail
+
+
+def test_every_notebook_but_08_prints_what_it_shows_in_the_lab_environment(
+    lab_python: Path, tmp_path: Path
+) -> None:
+    chosen = [path for path in NOTEBOOKS if path.name != BENCH_ONLY]
+    assert {path.name[:2] for path in chosen} >= {"00", "01", "07", "90"}
+    strict_nbval(lab_python, tmp_path, chosen)
+
+
+def test_08_prints_what_it_shows_in_the_lab_bench_environment(
+    bench_python: Path, tmp_path: Path
+) -> None:
+    strict_nbval(bench_python, tmp_path, [ROOT / "notebooks" / BENCH_ONLY])
+
+
+def test_08_in_the_lab_environment_says_in_chinese_what_to_run(
+    lab_python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notebook = nbformat.read(ROOT / "notebooks" / BENCH_ONLY, as_version=4)  # type: ignore[no-untyped-call]
+    notebook.cells = [cell for cell in notebook.cells if cell.cell_type == "code"][:1]
+    for name, value in kernel_env(lab_python, tmp_path, "kit-reader").items():
+        monkeypatch.setenv(name, value)
+    for name in ("PYTHONPATH", "VIRTUAL_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    client = NotebookClient(
+        notebook,
+        kernel_name="kit-reader",
+        timeout=120,
+        resources={"metadata": {"path": str(ROOT / "notebooks")}},
+    )
+    with pytest.raises(CellExecutionError) as raised:
+        client.execute()
+    error = raised.value
+    assert error.ename == "ModuleNotFoundError", error.evalue
+    assert "python kit.py lab --bench" in error.evalue and "matplotlib" in error.evalue
+    assert "当前环境里没有" in error.evalue
