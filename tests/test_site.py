@@ -220,16 +220,24 @@ def status_bar(page: Page) -> str:
     return page.locator("#jp-main-statusbar").inner_text().replace("\n", " | ")
 
 
-def wait_for_new_kernel(page: Page, timeout: float = 120) -> None:
-    """Until the current notebook's kernel has started (the status bar shows the kernel
-    connecting or busy, then idle: a notebook opened beside others must not see theirs)."""
-    deadline, started = time.monotonic() + timeout, False
+# The kernel of the notebook in front, as the app sees it
+FRONT_KERNEL = """() => {
+  const kernel = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;
+  return kernel ? { id: kernel.id, status: kernel.status, link: kernel.connectionStatus } : null;
+}"""
+
+
+def wait_for_new_kernel(page: Page, before: set[str], timeout: float = 120) -> None:
+    """Until the notebook in front has a kernel none of `before` (a notebook opened beside
+    others must not see theirs), connected and idle, as the status bar then says. A kernel
+    from a warm spare can be idle before a poll ever sees it busy."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        status = status_bar(page)
-        idle = KERNEL_IDLE.search(status) is not None
-        if started and idle:
+        kernel = page.evaluate(FRONT_KERNEL)
+        new = kernel is not None and kernel["id"] not in before
+        ready = new and kernel["status"] == "idle" and kernel["link"] == "connected"
+        if ready and KERNEL_IDLE.search(status_bar(page)):
             return
-        started = started or ("Python (Pyodide) |" in status and not idle)
         page.wait_for_timeout(100)
     pytest.fail(f"the kernel did not start in {timeout} s: {status_bar(page)!r}")
 
@@ -251,7 +259,7 @@ def lab(browser: Browser, base_url: str) -> Iterator[Lab]:
     assert entry == "lab/index.html?reset&open=00_guide.ipynb", entry
     started = time.monotonic()
     page, start = open_page(browser, f"{base_url}/{entry}")
-    wait_for_new_kernel(page)
+    wait_for_new_kernel(page, set())
     expect(current_tab(page)).to_contain_text("00_guide.ipynb")
     browser.timings.kernel_ready["00_guide.ipynb"] = time.monotonic() - started
     measured("site_lab_first", time.monotonic() - started)
@@ -282,9 +290,10 @@ def open_notebook(browser: Browser, lab: Lab, name: str) -> None:
     if name not in lab.opened:
         started = time.monotonic()
         lab.opened[name] = len(browser.log.urls)
+        before = set(lab_kernels(lab.page))
         lab.page.locator(".jp-DirListing-itemText", has_text=name).dblclick()
         expect(current_tab(lab.page)).to_contain_text(name)
-        wait_for_new_kernel(lab.page)
+        wait_for_new_kernel(lab.page, before)
         browser.timings.kernel_ready[name] = time.monotonic() - started
         measured("site_lab_later", time.monotonic() - started)
         # opened and connected, not yet touched: not "changed" (the site's copy names the
