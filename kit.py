@@ -210,10 +210,10 @@ def pytest_arguments(parts: Sequence[Part], strict: bool) -> list[str]:
     return arguments
 
 
-# Parts that mostly wait on a browser, its workers and servers (their tests use a fraction of a
-# core): each runs in a pytest of its own beside the rest, so the full tier's wall time is about
-# the longest of the runs, not their sum.
-SIDE_BY_SIDE = ("browser", "site")
+# Parts that mostly wait — on a browser, its workers and servers, or (reader) on pip building
+# the reader's environments — each run in a pytest of their own beside the rest, so the full
+# tier's wall time is about the longest of the runs, not their sum.
+SIDE_BY_SIDE = ("reader", "browser", "site")
 
 
 def pytest_runs(parts: Sequence[Part], strict: bool) -> list[tuple[str, list[str]]]:
