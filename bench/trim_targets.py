@@ -26,7 +26,8 @@ from mini_agent import (
     estimate_context_chars,
     trim_context,
 )
-from mini_agent.teaching.chapter_reference import literal_trim, literal_units
+from mini_agent.chapter.context import context_units as literal_units
+from mini_agent.chapter.context import trim_context as literal_trim
 
 from .histories import forget_sizes, random_history
 

@@ -284,10 +284,10 @@ def open_locked(path: PathLike, *, write: bool, create: bool = False) -> LockedF
 
 def _open(path: PathLike, write: bool, create: bool) -> LockedFile:
     """Open — a writer that may create does so exclusively, which never follows a link and
-    tells who made the file — and record the file for `_drop_locks_in_child`."""
+    tells who made the file — and note the file for `_drop_locks_in_child`."""
     if not _hooked:
         _hook_forks()
-    with _guard:  # a fork (which takes the guard) cannot come between the open and the record
+    with _guard:  # a fork (which takes the guard) cannot come between the open and the note
         try:
             file = _open_file(path, write, create)
         except OSError:
@@ -434,7 +434,7 @@ def sync_folder(folder: PathLike) -> None:
 #
 # An flock belongs to the open file, which a forked child shares until it closes its copy: a
 # child forked while another thread appends would hold every appender up until it exits. So
-# the first lock installs an at-fork hook; every open file is recorded (weakly) under a guard
+# the first lock installs an at-fork hook; every open file is noted (weakly) under a guard
 # the fork itself takes, and a child puts /dev/null in place of its copies at once — the fd
 # numbers stay taken, so the parent's objects in the child close nothing of the child's.
 
