@@ -161,7 +161,9 @@ def damage_table() -> str:
     with tempfile.TemporaryDirectory() as folder:
         for name, bad in DAMAGES.items():
             path = Path(folder, "session.jsonl")
-            path.write_text("\n".join([*GOOD, "", "", bad, GOOD[0]]) + "\n", encoding="utf-8")
+            path.write_text(
+                "\n".join([*GOOD, "", "", bad, GOOD[0]]) + "\n", encoding="utf-8", newline=""
+            )
             rows.append([name] + [_short(_what_it_says(f, path)) for f in CHECKERS.values()])
     title = (
         "### What each loader says about a damaged file\n\n"
@@ -182,7 +184,7 @@ def speed_table(
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder, "session.jsonl")
         lines = [record_line(m) + "\n" for m in history(messages)]
-        path.write_text("".join(lines), encoding="utf-8")
+        path.write_text("".join(lines), encoding="utf-8", newline="")
         del lines
         megabytes = path.stat().st_size / 1e6
         times = {name: _time_loader(loader, path) for name, loader in LOADERS.items()}

@@ -61,7 +61,7 @@ def appending(messages: Sequence[Message], folder: Path, rounds: int) -> tuple[f
     def bare(number: int) -> None:
         path = folder / f"bare{number}.jsonl"
         for message in messages:
-            with open(path, "a", encoding="utf-8") as file:
+            with open(path, "a", encoding="utf-8", newline="") as file:
                 file.write(
                     json.dumps(to_record(message), ensure_ascii=False, separators=(",", ":"))
                 )
@@ -195,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---|---|---|")
         for label, make in histories.items():
             path = folder / "load.jsonl"
-            path.write_text("".join(record_line(m) + "\n" for m in make(lines)), encoding="utf-8")
+            path.write_text(
+                "".join(record_line(m) + "\n" for m in make(lines)), encoding="utf-8", newline=""
+            )
             size = path.stat().st_size / 1e6
             ratio, ours, bare = loading(path, max(rounds // 3, 3))
             met &= ratio >= LOAD_TARGET

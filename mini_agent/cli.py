@@ -6,6 +6,10 @@ command returns its exit code, or raises: `main` turns a `SessionFormatError`, a
 `ContextBudgetError` or an `OSError` into exit 1 with a message on stderr, never a traceback.
 Every line it prints goes through `visible`: a file's or a model's text, and a path, can hold
 ESC or U+202E, and a terminal would act on them.
+
+It speaks Chinese, its readers' language: every word is in `teaching.cli_text`, argparse's own
+ones too (`ARGPARSE`, applied by `CommandParser` and `HelpFormatter` below: argparse's module
+and the process's gettext are left alone).
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ import codecs
 import importlib
 import io
 import os
+import re
+import shutil
 import sys
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, BinaryIO, NoReturn, TextIO
@@ -25,31 +32,26 @@ from .cli_arguments import positive_int
 from .context import ContextBudgetError, estimate_context_chars
 from .durable import CHUNK
 from .messages import Message
+from .refusals import (
+    HardLinkRefusedError,
+    NotARegularFileError,
+    SymlinkRefusedError,
+    UntrustedFileError,
+)
 from .repair import RepairRefusedError, repair_session, why_repair_refuses
 from .session import INVALID_JSON, SessionFormatError, parse_session_lines
+from .teaching import cli_text as text
+from .teaching.cli_text import ARGPARSE, COMMANDS
 from .visible import visible, visible_line, visible_text
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
-EXIT_CODES = """\
-exit status:
-  0  done (the session loads; the context fits; the repair is done or not needed)
-  1  a session problem (invalid line, refused repair), a budget that cannot fit,
-     or an OS error (missing file, permission, a directory …), told in one line on stderr
-  2  usage error (unknown option, bad argument)"""
 EXCERPT_CHARS = 72
 # Subcommands whose code lives elsewhere (`demo` in the notebooks' apparatus, `chat` in the
-# live client): imported only when chosen, so their help line is written here, equal to the
-# first line of the module's docstring (a test checks).
-ELSEWHERE = {
-    "demo": (
-        "mini_agent.teaching.demo",
-        "run a scripted multi-tool conversation on a session file; run it again to resume",
-    ),
-    "chat": (
-        "mini_agent.live.chat",
-        "talk to a live OpenAI-compatible model: the chapter's loop, assembled by hand",
-    ),
-}
+# live client): imported only when chosen; each has `add_arguments` (its options and its
+# description) and `run`. Their help line is in `COMMANDS`, like every other command's.
+ELSEWHERE = {"demo": "mini_agent.teaching.demo", "chat": "mini_agent.live.chat"}
+# The kit's own refusals of a path (a link, a file others may write …): not the system's error.
+REFUSALS = (SymlinkRefusedError, HardLinkRefusedError, UntrustedFileError, NotARegularFileError)
 
 
 def say(text: str, file: TextIO | None = None) -> None:
@@ -67,26 +69,24 @@ def read_session(path: str) -> list[Message]:
 
 
 def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") -> str:
-    """`FILE:LINE: message`, then the bad line shortened with its invisible characters shown.
+    """`FILE:LINE: message`, its 释义, then the bad line shortened with its invisible
+    characters shown.
 
     Reads the file again only to quote it, a chunk at a time: memory stays bounded however
     long the line. A file that has gone or shrunk meanwhile is not quoted.
     """
     path = visible(str(err.path))
-    lines = [f"{path}:{err.line}: {visible(str(err))}"]
+    lines = [f"{path}:{err.line}: {visible(str(err))}", *text.gloss_lines(err)]
     try:
         with open(err.path, "rb") as file:
             start = _line_start(file, err.line)
             if start is None:
-                return lines[0]
+                return "\n".join(lines)
             lines.append(f"  {err.line} | {excerpt(_Line(file, start), err.column)}")
             line = _Line(file, start)
             torn = err.phrase == INVALID_JSON and why_repair_refuses(err, line) is None
             if torn and not line.terminated:
-                lines.append(
-                    "  the last line is incomplete (an interrupted write?): "
-                    f"`{prog} repair {path}` moves it to a backup file"
-                )
+                lines.append(text.torn_hint(f"{prog} repair {path}"))
     except OSError:
         pass
     return "\n".join(lines)
@@ -158,83 +158,178 @@ def excerpt(line: Iterable[bytes], column: int | None = None, limit: int = EXCER
 
 
 def _file_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="a session file (JSONL)")
+    parser.add_argument("file", metavar="FILE", help=text.FILE_HELP)
 
 
 def run_check(args: argparse.Namespace) -> int:
     messages = read_session(args.file)
-    roles = Counter(message.role for message in messages)
-    counts = ", ".join(f"{roles[role]} {role}" for role in ("user", "assistant", "tool"))
+    roles: Counter[str] = Counter(message.role for message in messages)
     chars = estimate_context_chars(messages)
-    say(f"{visible(args.file)}: {len(messages)} messages ({counts}), {chars} chars")
+    say(text.check_summary(visible(args.file), len(messages), chars, roles))
     return EXIT_OK
 
 
 def _show_arguments(parser: argparse.ArgumentParser) -> None:
     _file_argument(parser)
-    parser.add_argument(
-        "--units", action="store_true", help="group the messages into consistent units"
-    )
+    parser.add_argument("--units", action="store_true", help=text.UNITS_HELP)
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from .teaching.text import english
     from .teaching.views import SessionView, UnitsView
 
     messages = read_session(args.file)
-    with english():  # the views speak Chinese in notebooks
-        say(repr(UnitsView.of(messages) if args.units else SessionView(messages)))
+    say(repr(UnitsView.of(messages) if args.units else SessionView(messages)))  # as in notebooks
     return EXIT_OK
 
 
 def _trim_arguments(parser: argparse.ArgumentParser) -> None:
     _file_argument(parser)
     parser.add_argument(
-        "--max-chars", type=positive_int, required=True, metavar="N", help="the budget"
+        "--max-chars", type=positive_int, required=True, metavar="N", help=text.TRIM_BUDGET_HELP
     )
 
 
 def run_trim(args: argparse.Namespace) -> int:
-    from .teaching.text import english
     from .teaching.views import TrimView
 
     view = TrimView(read_session(args.file), args.max_chars)
-    with english():
-        say(repr(view))
-    if view.error is not None:
-        say(f"{visible(args.file)}: {visible(view.error)}", sys.stderr)
+    say(repr(view))
+    if view.failure is not None:
+        lines = text.budget_error(visible(args.file), view.failure, args.max_chars)
+        say("\n".join(lines), sys.stderr)
         return EXIT_PROBLEM
     return EXIT_OK
 
 
 def run_repair(args: argparse.Namespace) -> int:
+    path = visible(args.file)
     try:
         report = repair_session(args.file)
     except RepairRefusedError as err:
         say(format_error(err, args.prog), sys.stderr)
-        reason = visible(err.reason)
-        say(f"{visible(args.file)}: repair refused, file left untouched: {reason}", sys.stderr)
+        refused = text.repair_refused(path, visible(err.reason))
+        say("\n".join([refused, *text.gloss_lines(err.reason)]), sys.stderr)
         return EXIT_PROBLEM
-    say(visible(report.summary()))
+    loaded = len(report.messages)
+    if report.backup is None or report.cut_line is None:
+        say(text.repair_nothing(path, loaded))
+    else:  # the library's own summary is English: the CLI says it in its words
+        backup = visible(report.backup.name)
+        say(text.repair_cut(path, report.cut_line, len(report.cut), backup, loaded))
     return EXIT_OK
 
 
-# --- the program ----------------------------------------------------------------------------
+# --- argparse, in Chinese -------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"%(?:\((\w+)\))?[sr]")  # the `%s`, `%r`, `%(name)s` of a template
+_HEADINGS = re.compile(
+    f"^({re.escape(ARGPARSE['positional arguments'])}|{re.escape(ARGPARSE['options'])}):$",
+    re.M,
+)
+
+
+def _names(template: str) -> list[str]:
+    """The template's placeholders in order: a named one by its name, `%s` by its place."""
+    return [name or f"_{index}" for index, name in enumerate(_PLACEHOLDER.findall(template))]
+
+
+def _as_pattern(template: str) -> re.Pattern[str]:
+    """What `template % values` can print, each placeholder a group named as in `_names`."""
+    pieces = _PLACEHOLDER.split(template)[::2]  # the text between the placeholders
+    groups = [f"(?P<{name}>.*?)" for name in _names(template)]
+    joined = "".join(re.escape(p) + g for p, g in zip(pieces, [*groups, ""], strict=True))
+    return re.compile(joined, re.S)
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    """`template` with each placeholder replaced by its value, as printed text (a `%r` one
+    holds the quotes argparse already put around it)."""
+    filled = iter(values[name] for name in _names(template))
+    return _PLACEHOLDER.sub(lambda _: next(filled), template)
+
+
+_ARGPARSE_PATTERNS = [(_as_pattern(english), chinese) for english, chinese in ARGPARSE.items()]
+
+
+def argparse_text(message: str) -> str:
+    """argparse's English `message` in `ARGPARSE`'s Chinese, the values it quotes kept (an
+    argument's own message translated in turn); a message the table lacks stays as it is."""
+    for pattern, chinese in _ARGPARSE_PATTERNS:
+        match = pattern.fullmatch(message)
+        if match is not None:
+            values = match.groupdict()
+            if "message" in values:
+                values["message"] = argparse_text(values["message"])
+            return _fill(chinese, values)
+    return message
+
+
+def columns(text: str) -> int:
+    """How many terminal columns `text` takes: a wide (CJK) character two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+class HelpFormatter(argparse.RawTextHelpFormatter):
+    """argparse's help laid out as written (`cli_text` wraps its texts by hand: a Chinese
+    character takes two columns, which argparse's wrapping cannot know), in `ARGPARSE`'s words;
+    a Chinese heading ends with `：`."""
+
+    USAGE = ARGPARSE["usage: "]
+    SHIFT = columns(USAGE) - len(USAGE)  # argparse aligns the usage's lines by `len(prefix)`
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if len(args) < 4:  # argparse passes `prog` only, and names the rest
+            width = kwargs.get("width") or shutil.get_terminal_size().columns - 2
+            kwargs["width"] = width - self.SHIFT  # the usage's first line is that much wider
+        super().__init__(*args, **kwargs)
+
+    def add_usage(
+        self,
+        usage: str | None,
+        actions: Iterable[argparse.Action],
+        groups: Iterable[Any],
+        prefix: str | None = None,
+    ) -> None:
+        super().add_usage(usage, actions, groups, self.USAGE if prefix is None else prefix)
+
+    def start_section(self, heading: str | None) -> None:
+        super().start_section(ARGPARSE.get(heading, heading) if heading else heading)
+
+    def format_help(self) -> str:
+        said = _HEADINGS.sub(r"\1：", super().format_help())  # argparse writes ":" after it
+        if said.startswith(self.USAGE):  # its continued lines under its first option
+            usage, end, rest = said.rstrip("\n").partition("\n\n")
+            said = usage.replace("\n", "\n" + " " * self.SHIFT) + end + rest + "\n"
+        return said
 
 
 class CommandParser(argparse.ArgumentParser):
-    """argparse's parser, with two differences: a usage error quotes the command line through
-    `visible` and exits `EXIT_USAGE`; and a subcommand whose code lives elsewhere (`elsewhere`,
-    a module with `add_arguments` and `run`) imports it only when it is chosen."""
+    """argparse's parser, with three differences: it speaks Chinese (its formatter, its own
+    `-h`, its usage errors through `argparse_text`); a usage error quotes the command line
+    through `visible` and exits `EXIT_USAGE`; and a subcommand whose code lives elsewhere
+    (`elsewhere`, a module with `add_arguments` and `run`) imports it only when it is chosen."""
 
     elsewhere: str | None = None
     _loaded = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        add_help = kwargs.get("add_help", True)
+        kwargs["add_help"] = False  # argparse's -h would say its help in English
+        super().__init__(*args, **kwargs)
+        if add_help:  # argparse's own -h, in our words
+            self.add_argument(
+                "-h",
+                "--help",
+                action="help",
+                default=argparse.SUPPRESS,
+                help=ARGPARSE["show this help message and exit"],
+            )
 
     def _load(self) -> None:
         if self.elsewhere is not None and not self._loaded:
             module = importlib.import_module(self.elsewhere)
             module.add_arguments(self)
-            self.description = (module.__doc__ or "").strip()
             self.set_defaults(run=module.run)
             self._loaded = True
 
@@ -248,81 +343,38 @@ class CommandParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {visible(message)}\n")
+        shown = visible(argparse_text(message))
+        self.exit(
+            EXIT_USAGE,
+            ARGPARSE["%(prog)s: error: %(message)s\n"] % {"prog": self.prog, "message": shown},
+        )
+
+
+# --- the program ----------------------------------------------------------------------------
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = CommandParser(
-        prog=prog or _program_name(),
-        description="Chapter 34's session files (JSONL), from the command line.\n"
-        "`COMMAND --help` tells more about each command.",
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=prog or _program_name(), description=text.PROGRAM_DESCRIPTION, epilog=text.EXIT_CODES
     )
     subparsers = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=CommandParser
     )
 
-    def command(
-        name: str, run: Callable[[argparse.Namespace], int] | None, help: str, description: str
-    ) -> CommandParser:
+    def command(name: str, run: Callable[[argparse.Namespace], int] | None) -> CommandParser:
+        said = COMMANDS[name]
         sub = subparsers.add_parser(
-            name,
-            help=help,
-            description=description,
-            epilog=EXIT_CODES,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            name, help=said.help, description=said.description, epilog=text.EXIT_CODES
         )
         sub.set_defaults(run=run, prog=parser.prog)
         return sub
 
-    def elsewhere(name: str) -> None:
-        module, help = ELSEWHERE[name]
-        command(name, None, help, help).elsewhere = module
-
-    _file_argument(
-        command(
-            "check",
-            run_check,
-            "check that every line loads; count the messages by role",
-            "Load FILE strictly and count its messages by role. On a bad line, print\n"
-            "FILE:LINE: and the chapter's error, then an excerpt of the line (control and\n"
-            "format characters shown as escapes), as editors and CI annotations expect.",
-        )
-    )
-    _show_arguments(
-        command(
-            "show",
-            run_show,
-            "show the session, one message a line (or --units)",
-            "Print FILE's messages and the characters each takes on disk; with --units,\n"
-            "the consistent units that trim_context keeps or drops whole.",
-        )
-    )
-    _trim_arguments(
-        command(
-            "trim",
-            run_trim,
-            "show what a budget keeps and drops, unit by unit",
-            "Print what trim_context(messages, N) would send: units kept and dropped and\n"
-            "the characters used, or the chapter's budget error (exit 1).",
-        )
-    )
-    elsewhere("demo")
-    elsewhere("chat")
-    _file_argument(
-        command(
-            "repair",
-            run_repair,
-            "cut a torn last line into a backup file; refuse other damage",
-            "When the last line is a record cut off by an interrupted append (it starts\n"
-            "with `{`, lacks its newline and breaks off), copy it to FILE.torn (FILE.torn.2,\n"
-            "… if that exists), synced, then cut it off FILE in place and sync. Refuse any\n"
-            "other damage (exit 1, FILE untouched). Nothing to cut: exit 0, FILE untouched.\n"
-            "A failed repair leaves FILE as it was and nothing beside it; what a killed one\n"
-            "left, the next run removes or uses.",
-        )
-    )
+    _file_argument(command("check", run_check))
+    _show_arguments(command("show", run_show))
+    _trim_arguments(command("trim", run_trim))
+    for name, module in ELSEWHERE.items():
+        command(name, None).elsewhere = module
+    _file_argument(command("repair", run_repair))
     return parser
 
 
@@ -342,13 +394,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(format_error(err, parser.prog), sys.stderr)
         return EXIT_PROBLEM
     except ContextBudgetError as err:
-        say(f"{parser.prog}: {visible(str(err))}", sys.stderr)
+        budget = getattr(args, "max_chars", None)
+        say("\n".join(text.budget_error(parser.prog, err, budget)), sys.stderr)
         return EXIT_PROBLEM
     except BrokenPipeError:
         _silence_stdout()  # the reader stopped reading (`| head`): not worth a message
         return EXIT_PROBLEM
     except OSError as err:
-        say(f"{parser.prog}: {_os_error(err)}", sys.stderr)
+        say("\n".join([_os_error(parser.prog, err), *text.gloss_lines(err)]), sys.stderr)
         return EXIT_PROBLEM
     return code
 
@@ -362,10 +415,15 @@ def program() -> NoReturn:
     sys.exit(main())
 
 
-def _os_error(err: OSError) -> str:
+def _os_error(prog: str, err: OSError) -> str:
+    """One line: a Chinese lead-in (the system's error, or the kit refusing the file), then
+    what was said, in the system's or the refusal's words."""
+    lead = text.REFUSED_FILE if isinstance(err, REFUSALS) else text.OS_ERROR
     if err.filename is not None and err.strerror:
-        return f"{visible(str(err.filename))}: {visible(err.strerror)}"
-    return visible(str(err))
+        detail = f"{visible(str(err.filename))}: {visible(err.strerror)}"
+    else:
+        detail = visible(str(err))
+    return text.os_error(prog, lead, detail)
 
 
 def _silence_stdout() -> None:

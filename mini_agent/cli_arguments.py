@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import TypeVar
 
+from .teaching import cli_text as text
+
 Number = TypeVar("Number", int, float)
 
 
@@ -13,17 +15,17 @@ def positive(convert: Callable[[str], Number], kind: str) -> Callable[[str], Num
     """An argparse type: `convert(text)` when it is a positive number of `kind`, or the
     usage error (exit 2) saying what was wrong."""
 
-    def parse(text: str) -> Number:
+    def parse(value_text: str) -> Number:
         try:
-            value = convert(text)
+            value = convert(value_text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+            raise argparse.ArgumentTypeError(text.not_a(kind, repr(value_text))) from None
         if not value > 0:  # `not >` also refuses NaN
-            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+            raise argparse.ArgumentTypeError(text.not_positive(value_text))
         return value
 
     return parse
 
 
-positive_int = positive(int, "an integer")  # a budget: --max-chars
-positive_float = positive(float, "a number")  # a time: --timeout
+positive_int = positive(int, text.INTEGER)  # a budget: --max-chars
+positive_float = positive(float, text.NUMBER)  # a time: --timeout

@@ -577,7 +577,10 @@ def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None
 
 
 def size_on_disk(folder: Path) -> int:
-    return sum(p.stat().st_blocks * 512 for p in folder.rglob("*") if p.is_file())
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    if sys.platform == "win32":  # no st_blocks there: the files' own sizes
+        return sum(p.stat().st_size for p in files)
+    return sum(p.stat().st_blocks * 512 for p in files)
 
 
 def build(out: Path) -> None:

@@ -12,7 +12,6 @@ import errno
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import textwrap
@@ -24,6 +23,8 @@ from pathlib import Path
 
 from mini_agent import Message, SessionFormatError, UserMessage, append_session, load_session
 from mini_agent.repair import repair_session
+
+from .helpers import HARD_KILL, KILLED_STATUS
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = 4096
@@ -296,11 +297,11 @@ def kill_round(
         while len(acked) < wanted and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
         time.sleep(rng.uniform(0, 0.02))
-        process.send_signal(signal.SIGKILL)
+        process.send_signal(HARD_KILL)
     for process, reader in zip(processes, readers, strict=True):
         process.wait(timeout=30)
         reader.join(timeout=30)
-        tally.killed += process.returncode == -signal.SIGKILL
+        tally.killed += process.returncode == KILLED_STATUS
     _check_after_kills(path, [f"{name}w{writer}" for writer in range(writers)], acks, tally)
     return tally
 

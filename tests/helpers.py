@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import re
+import signal
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+
+# Killing a process at once, with no cleanup, and the status its parent then sees.
+if sys.platform == "win32":  # os.kill is TerminateProcess there, the exit status the number given
+    HARD_KILL, KILLED_STATUS = signal.SIGTERM, int(signal.SIGTERM)
+else:
+    HARD_KILL, KILLED_STATUS = signal.SIGKILL, -signal.SIGKILL
 
 
 def multi_tool_history() -> list[Message]:
@@ -39,3 +49,50 @@ def stored_output_text(cell: dict[str, Any]) -> str:
                 value = output.get("data", {}).get(kind, "")
                 parts.append(value if isinstance(value, str) else "".join(value))
     return "\n".join(parts)
+
+
+# --- the CLI speaks Chinese -----------------------------------------------------------------------
+
+# What stays as it is in the CLI's Chinese lines: code and names, not prose.
+_VERBATIM = re.compile(
+    r"""https?://\S+            # an address
+      | `[^`]*`                 # code
+      | '[^']*' | "[^"]*"       # what was typed or read, quoted
+      | \{[^{}]*\}              # JSON, {id, name, input}
+      | \w+\([^()]*\)           # a call: trim_context(messages, N)
+      | --?[A-Za-z][\w-]*       # an option
+      | [\w-]*[./][\w./-]+      # a path, a file or module name (llama.cpp, FILE.torn)
+      | \$\w+                   # $OPENAI_API_KEY
+      | %\(\w+\)s               # a placeholder
+    """,
+    re.X,
+)
+_EXCERPT = re.compile(r"^\s*\d+ \| ")  # `  3 | …`: a line of the file, quoted
+# Words, not prose: roles and keys on disk, command and tool names, and the few names a Chinese
+# text uses as they are.
+_NAMED = "user assistant tool role content check show trim demo chat repair read grep write python"
+NAMES = frozenset(f"{_NAMED} key stderr OpenAI Ollama vLLM".split(" "))
+
+
+def english_prose(text: str, verbatim_after: Sequence[str] = ()) -> list[str]:
+    """The English words of `text` that are prose: none in the CLI's own lines. Allowed: the
+    chapter's error phrases and what follows them on their line (the library's detail), what
+    follows a lead-in of `verbatim_after` (a system's or a library's own words, quoted), quoted
+    file lines, code, options, paths, identifiers (`snake_case`, `camelCase`, `UPPER`, `c1`)
+    and `NAMES`."""
+    from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
+    from mini_agent.session import INVALID_JSON, INVALID_RECORD
+
+    words: list[str] = []
+    for line in text.splitlines():
+        if _EXCERPT.match(line):
+            continue
+        for phrase in (INVALID_JSON, INVALID_RECORD, SMALLEST_UNIT_TOO_BIG, EMPTY_CONTEXT):
+            line = line.partition(phrase)[0]
+        for lead in verbatim_after:
+            line = line.partition(lead)[0]
+        for word in re.findall(r"[A-Za-z][A-Za-z0-9_]*", _VERBATIM.sub(" ", line)):
+            named = "_" in word or word.isupper() or re.search(r"\d|[a-z][A-Z]", word)
+            if not named and word not in NAMES:  # c1, isError, FILE, trim_context are names
+                words.append(word)
+    return words

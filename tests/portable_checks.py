@@ -87,7 +87,7 @@ def check_paths(folder: Path) -> None:
             append_session(path, UserMessage("first"))
         finally:
             os.umask(previous)
-        if hasattr(os, "fchmod"):
+        if hasattr(os, "fchmod") and sys.platform != "win32":  # Windows': the read-only flag only
             assert path.stat().st_mode & 0o777 == 0o600, oct(path.stat().st_mode)
         path.chmod(0o600)
         append_session(path, UserMessage("second"))
@@ -96,6 +96,8 @@ def check_paths(folder: Path) -> None:
     try:
         link.symlink_to(path.name if path.exists() else "gone.jsonl")
     except (OSError, NotImplementedError):  # Windows without the privilege to make links
+        return
+    if not link.is_symlink():  # Wine 8 reports success and makes none
         return
     raises(refusals.SymlinkRefusedError, lambda: append_session(link, UserMessage("x")), "link")
     raises(refusals.SymlinkRefusedError, lambda: load_session(link), "symbolic link")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -39,7 +38,8 @@ from mini_agent.model_client import (
 from mini_agent.session import record
 from mini_agent.tools import as_object
 
-from .helpers import write_lines
+from .helpers import HARD_KILL, KILLED_STATUS, write_lines
+from .platforms import SIGNALS_AND_RLIMITS, TMPFS, posix_only
 
 
 def read_tool(value: JSON) -> str:
@@ -452,7 +452,7 @@ def run_in_a_child(code: str, session: Path) -> subprocess.CompletedProcess[str]
 
 
 CHILD_PRELUDE = """
-    import os, resource, signal, sys
+    import os, signal, sys
     from mini_agent import AssistantMessage, ScriptedClient, Tool, ToolCall, run_agent
     calls = (ToolCall("1", "read", {"path": "a"}), ToolCall("2", "work", {}))
     client = ScriptedClient([AssistantMessage("working", calls), AssistantMessage("never")])
@@ -467,11 +467,11 @@ def test_a_process_killed_inside_a_tool_leaves_a_session_the_next_run_closes(
     child = (
         CHILD_PRELUDE
         + """
-    kill = Tool("work", "work", lambda value: os.kill(os.getpid(), signal.SIGKILL) or "")
+    kill = Tool("work", "work", lambda value: os.kill(os.getpid(), signal.HARD_KILL) or "")
     run_agent("go", client=client, tools=[read, kill], session_path=sys.argv[1])
     """
-    )
-    assert run_in_a_child(child, session).returncode == -signal.SIGKILL
+    ).replace("HARD_KILL", HARD_KILL.name)
+    assert run_in_a_child(child, session).returncode == KILLED_STATUS
     assert [m.role for m in load_session(session)] == ["user", "assistant", "tool"]
     request, result = resume(session)
     assert request[3] == CLOSED
@@ -497,6 +497,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(mount)], check=True)
 
 
+@posix_only(TMPFS)
 def test_a_result_a_full_disk_refuses_is_closed_at_once(small_disk: Path) -> None:
     session = small_disk / "s.jsonl"
     huge = Tool("work", "work", lambda value: HUGE)
@@ -511,11 +512,13 @@ def test_a_result_a_full_disk_refuses_is_closed_at_once(small_disk: Path) -> Non
     assert request == list(result.messages[:-1])
 
 
+@posix_only(SIGNALS_AND_RLIMITS)
 def test_a_result_beyond_the_file_size_limit_is_closed_at_once(tmp_path: Path) -> None:
     session = tmp_path / "s.jsonl"
     child = (
         CHILD_PRELUDE
         + f"""
+    import resource
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a killed process
     resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
     huge = Tool("work", "work", lambda value: "x" * {len(HUGE)})

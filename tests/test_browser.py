@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from mini_agent.teaching.text import words
 from mini_agent.teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
+from .helpers import HARD_KILL
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "screenshots"
@@ -145,7 +145,7 @@ def stop(lab: Lab) -> set[int]:
             lab.process.wait()
     for pid in sorted(started):
         if alive(pid):
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, HARD_KILL)
     return started
 
 
@@ -188,7 +188,7 @@ def running_lab(
         f"--LabApp.app_settings_dir={ROOT / 'jupyter'}",  # as `kit.py lab` (`lab_options`)
         "--LabApp.expose_app_in_browser=True",  # commands run by id, whatever the UI language
     ]
-    if os.geteuid() == 0:
+    if sys.platform != "win32" and os.geteuid() == 0:
         command.append("--allow-root")
     log = tmp_path / "jupyterlab.log"
     with log.open("wb") as output:

@@ -32,6 +32,8 @@ from mini_agent.teaching.errors import NoErrorRaised, show_error
 from mini_agent.teaching.source import MIN_COLUMN, show_source, source_of
 from mini_agent.teaching.unprivileged import run_unprivileged
 
+from .platforms import FORK_AND_SETUID, posix_only
+
 ROOT = Path(__file__).resolve().parent.parent
 # The chapter is the book's text, not part of the kit: checked against it where it is present
 # (CHAPTER_34_TEXT or the authors' shared folder), and always against the SHA-256 digests
@@ -218,7 +220,7 @@ def test_the_off_by_one_splits_an_assistant_at_index_zero_from_its_result() -> N
     assert context_units(history) == [history]
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and file permission bits")
+@posix_only(FORK_AND_SETUID)
 def test_an_unprivileged_read_of_a_mode_000_file_really_fails() -> None:
     # under /tmp, not pytest's 0700 base folder: only the file's own mode may refuse the read
     with tempfile.TemporaryDirectory() as folder:
@@ -232,7 +234,7 @@ def test_an_unprivileged_read_of_a_mode_000_file_really_fails() -> None:
         assert run_unprivileged(lambda: len(load_session(path))) == "1"
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@posix_only(FORK_AND_SETUID)
 def test_a_failure_in_the_unprivileged_action_is_not_swallowed() -> None:
     with pytest.raises((RuntimeError, NoErrorRaised), match=r"NoErrorRaised|应当报错"):
         run_unprivileged(lambda: show_error(lambda: 1, OSError))

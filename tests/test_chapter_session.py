@@ -51,7 +51,7 @@ def test_appended_lines_load_back_with_either_loader(tmp_path: Path) -> None:
 
 def test_a_missing_file_is_an_empty_session_and_other_os_errors_propagate(tmp_path: Path) -> None:
     assert chapter_session.load_session(tmp_path / "none.jsonl") == []
-    with pytest.raises(IsADirectoryError):
+    with pytest.raises(IsADirectoryError):  # as Node's readFile says EISDIR, Windows too
         chapter_session.load_session(tmp_path)
 
 

@@ -25,7 +25,9 @@ from mini_agent import (
 from mini_agent.cli import main
 from mini_agent.live import chat
 from mini_agent.messages import Message, record_line
+from mini_agent.teaching import cli_text as text
 
+from .helpers import english_prose
 from .loopback_server import (
     DONE,
     KEY,
@@ -96,11 +98,11 @@ def test_each_piped_line_is_one_turn_streamed_to_stdout_and_appended(
     assert code == 0
     assert out == "Hi there.\nAgain.\n"
     assert err.splitlines() == [
-        "session s.jsonl: 0 messages on disk",
-        f"[request 1] on disk: 1 messages, {chars(first)} chars; "
-        f"sent: 1 messages, {chars(first)} chars (no budget)",
-        f"[request 2] on disk: 3 messages, {chars(first, hi, second)} chars; "
-        f"sent: 3 messages, {chars(first, hi, second)} chars (no budget)",
+        "s.jsonl: 磁盘上有 0 条消息",
+        f"第 1 次请求：磁盘上 1 条消息，{chars(first)} 字符；"
+        f"发出 1 条消息，{chars(first)} 字符（不设预算）",
+        f"第 2 次请求：磁盘上 3 条消息，{chars(first, hi, second)} 字符；"
+        f"发出 3 条消息，{chars(first, hi, second)} 字符（不设预算）",
     ]
     assert (tmp_path / "s.jsonl").read_text(encoding="utf-8") == on_disk(first, hi, second, again)
     assert KEY not in out + err
@@ -123,8 +125,8 @@ def test_the_budget_trims_what_is_sent_never_what_is_on_disk(
     assert code == 0
     assert out == "Fresh.\n"
     assert err.splitlines()[1:] == [
-        f"[request 1] on disk: 3 messages, {chars(*old, new)} chars; "
-        f"sent: 2 messages, {chars(answer, new)} chars (budget 200)"
+        f"第 1 次请求：磁盘上 3 条消息，{chars(*old, new)} 字符；"
+        f"发出 2 条消息，{chars(answer, new)} 字符（预算 200）"
     ]
     assert server.requests[0].body["messages"] == [
         {"role": "assistant", "content": "an old answer"},
@@ -146,16 +148,16 @@ def test_a_failed_request_exits_1_keeps_the_file_and_a_rerun_resumes(
     code, out, err = chat_with(args, "first\nnever sent\n", monkeypatch, capsys)
     assert code == 1
     assert out == ""
-    assert "error: model server answered HTTP 500 Internal Server Error" in err
+    assert "错误：模型服务返回了错误：model server answered HTTP 500 Internal Server Error" in err
     assert err.endswith(
-        "overloaded\nnothing of the failed reply was recorded; its prompt is on disk, "
-        "unanswered\nto resume, run the same command again: a first prompt equal to the "
-        "unanswered one is answered from s.jsonl, not recorded twice\n"
+        "overloaded\n失败的这次回复一点也没有记下；它的提问已在磁盘上，还没有回答\n"
+        "要续接，把同一条命令再运行一次：第一条提问与没回答的那条相同时，"
+        "会从 s.jsonl 里回答它，不会记录两次\n"
     )
     assert (tmp_path / "s.jsonl").read_text(encoding="utf-8") == on_disk(UserMessage("first"))
     code, out, err = chat_with(args, "second\n", monkeypatch, capsys)
     assert (code, out) == (0, "Back.\n")
-    assert err.startswith("session s.jsonl: 1 messages on disk\n")
+    assert err.startswith("s.jsonl: 磁盘上有 1 条消息\n")
     assert [m["content"] for m in server.requests[1].body["messages"]] == ["first", "second"]
 
 
@@ -181,9 +183,16 @@ def test_a_budget_too_small_for_the_prompt_fails_with_the_chapters_phrase(
 ) -> None:
     server = serve(text_reply("Hi."))
     code, _, err = chat_with(parse(argv(server, "--max-chars", "5")), "hi\n", monkeypatch, capsys)
+    needed = chars(UserMessage("hi"))
     assert code == 1
-    assert "context budget cannot contain the smallest consistent message unit" in err
-    assert "to resume, run the same command again with a larger --max-chars: " in err
+    assert err.splitlines()[1:] == [
+        "s.jsonl: context budget cannot contain the smallest consistent message unit",
+        "  释义：预算连最新的那个一致单元都装不下",
+        f"  预算 5 字符装不下：最新的一致单元要 {needed} 个字符，--max-chars 至少 {needed}",
+        "这条提问已在磁盘上，还没有回答",
+        "要续接，把同一条命令再运行一次，并给一个更大的 --max-chars：第一条提问与没回答的那条相同时，"
+        "会从 s.jsonl 里回答它，不会记录两次",
+    ]
     assert server.requests == []
     args = parse(argv(server, "--max-chars", "500"))
     code, out, _ = chat_with(args, "hi\n", monkeypatch, capsys)
@@ -229,7 +238,7 @@ def test_demo_tools_put_a_tool_unit_in_the_session(
     args = parse(argv(server, "--demo-tools"))
     code, out, err = chat_with(args, "how long is 你好?\n", monkeypatch, capsys)
     assert (code, out) == (0, "Two.\n")
-    assert '[tool call] count_chars {"text":"你好"}' in err.splitlines()
+    assert '[工具调用] count_chars {"text":"你好"}' in err.splitlines()
     assert load_session(tmp_path / "s.jsonl") == [
         UserMessage("how long is 你好?"),
         AssistantMessage("", (ToolCall("c1", "count_chars", {"text": "你好"}),)),
@@ -276,12 +285,13 @@ def test_the_same_failing_command_run_twice_records_the_prompt_once_then_resumes
     for _ in range(2):
         done = command("hi\n", *args, "--base-url", down, cwd=tmp_path)
         assert done.returncode == 1
-        assert "to resume, run the same command again" in done.stderr
+        assert "要续接，把同一条命令再运行一次" in done.stderr
+        assert "错误：连不上模型服务：cannot reach the model server" in done.stderr
         assert (tmp_path / "s.jsonl").read_text(encoding="utf-8") == on_disk(UserMessage("hi"))
     server = serve(text_reply("Hello."))
     done = command("hi\n", *args, "--base-url", server.base_url, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, "Hello.\n")
-    assert "the session ends with this prompt, unanswered: answering it" in done.stderr
+    assert "会话以这条提问结尾，还没有回答：现在回答它" in done.stderr
     assert server.requests[0].body["messages"] == [{"role": "user", "content": "hi"}]
     assert load_session(tmp_path / "s.jsonl") == [UserMessage("hi"), AssistantMessage("Hello.")]
 
@@ -329,7 +339,7 @@ def test_a_failure_at_a_later_prompt_says_which_prompt_to_send_first(
     server = serve(text_reply("One."), Reply(status=500, body=b"down"))
     code, _, err = chat_with(parse(argv(server)), "one\ntwo\nthree\n", monkeypatch, capsys)
     assert code == 1
-    assert "to resume, send prompt 2 again first: " in err
+    assert "要续接，先把第 2 条提问再发一次：" in err
     assert load_session(tmp_path / "s.jsonl") == [
         UserMessage("one"),
         AssistantMessage("One."),
@@ -350,15 +360,15 @@ class Untouchable:
 @pytest.mark.parametrize(
     ("change", "said"),
     [
-        (["--base-url", "notaurl"], "--base-url: not an http:// or https:// URL: notaurl"),
+        (["--base-url", "notaurl"], "--base-url: 不是可用的地址：not an http:// or https:// URL"),
         (["--base-url", "http://u:pw-secret@127.0.0.1:x/v1"], "not a URL: http://***@127"),
         (["--base-url", "ftp://127.0.0.1/v1?k=pw-secret"], "URL: ftp://127.0.0.1/v1?***"),
-        (["--model", ""], "--model: not a model name"),
-        (["--api-key-env", ""], "--api-key-env: not an environment variable name"),
-        (["--api-key-env", "A=B"], "--api-key-env: not an environment variable name"),
-        (["--session", ""], "--session: not a file path"),
-        (["--deadline", "nan"], "--deadline: must be positive"),
-        (["--fsync=yes"], "--fsync: ignored explicit argument"),
+        (["--model", ""], "--model: 不是模型名：''"),
+        (["--api-key-env", ""], "--api-key-env: 不是环境变量名：''"),
+        (["--api-key-env", "A=B"], "--api-key-env: 不是环境变量名：'A=B'"),
+        (["--session", ""], "--session: 不是文件路径：''"),
+        (["--deadline", "nan"], "--deadline: 必须大于 0，这里是 'nan'"),
+        (["--fsync=yes"], "--fsync: 这个选项不带值，却给了 'yes'"),
     ],
 )
 def test_a_usage_error_exits_2_and_reads_and_writes_nothing(
@@ -384,7 +394,7 @@ def test_the_reported_bad_base_url_exits_2_and_writes_nothing(tmp_path: Path) ->
         "hi\n", "--session", "s.jsonl", "--base-url", "notaurl", "--model", "m", cwd=tmp_path
     )
     assert done.returncode == 2
-    assert "--base-url: not an http:// or https:// URL: notaurl" in done.stderr
+    assert "--base-url: 不是可用的地址：not an http:// or https:// URL: notaurl" in done.stderr
     assert list(tmp_path.iterdir()) == []
 
 
@@ -396,7 +406,9 @@ def test_run_refuses_a_bad_base_url_given_without_the_parser(
     monkeypatch.setattr(sys, "stdin", Untouchable())
     assert chat.run(args) == 2
     err = capsys.readouterr().err
-    assert err == "error: --base-url: not an http:// or https:// URL: http://***@/v1\n"
+    assert (
+        err == "错误：--base-url 不是可用的地址：not an http:// or https:// URL: http://***@/v1\n"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -430,7 +442,7 @@ def test_a_tool_call_note_shows_control_characters_escaped_and_no_key(
     server = serve(Reply(chunks=[call, finish_chunk("tool_calls"), DONE]), text_reply("ok"))
     code, _, err = chat_with(parse(argv(server, "--demo-tools")), "hi\n", monkeypatch, capsys)
     assert code == 0
-    assert '[tool call] \\x1b]0;pwned\\x07\\u202e "***"' in err.splitlines()
+    assert '[工具调用] \\x1b]0;pwned\\x07\\u202e "***"' in err.splitlines()
     assert not {"\x1b", "\x07", "\u202e"} & set(err)
 
 
@@ -483,3 +495,33 @@ def test_fsync_syncs_every_record_of_the_session(
 
 def sse_error(message: str) -> str:
     return sse({"error": {"message": message}})
+
+
+# --- it speaks Chinese ------------------------------------------------------------------------
+
+
+def test_chat_reports_in_chinese_and_quotes_the_servers_english_after_a_lead_in(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    call = call_chunk(0, id="c1", name="count_chars", arguments='{"text": "你好"}')
+    server = serve(
+        Reply(chunks=[call, finish_chunk("tool_calls"), DONE]),
+        text_reply("两个字。"),
+        Reply(status=500, body=b'{"error":{"message":"overloaded"}}'),
+        Reply(status=401, body=b'{"error":{"message":"bad key"}}'),
+    )
+    args = parse(argv(server, "--demo-tools"))
+    said = [chat_with(args, "你好有几个字？\n再问一次\n", monkeypatch, capsys)[2]]
+    said.append(chat_with(args, "再问一次\n", monkeypatch, capsys)[2])  # the 401
+    said.append(chat_with(parse(argv(server, "--max-chars", "5")), "x\n", monkeypatch, capsys)[2])
+    assert "[工具调用] count_chars" in said[0]
+    assert "错误：模型服务返回了错误：model server answered HTTP 500" in said[0]
+    assert f"错误：{text.model_key_refused(KEY_ENV)}：model server answered HTTP 401" in said[1]
+    assert "  释义：预算连最新的那个一致单元都装不下" in said[2]
+    leads = [f"错误：{lead}：" for lead in text.MODEL_ERRORS.values()]
+    for err in said:
+        assert english_prose(err, [*leads, f"{text.model_key_refused(KEY_ENV)}："]) == [], err
+        err.encode("gbk")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+import json
+import locale
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,16 +17,25 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent import UserMessage, append_session, load_session
-from mini_agent.cli import ELSEWHERE, EXIT_USAGE, build_parser, main
+from mini_agent import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    append_session,
+    load_session,
+)
+from mini_agent.cli import ELSEWHERE, EXIT_USAGE, argparse_text, build_parser, columns, main
 from mini_agent.live import chat
 from mini_agent.messages import record_line
-from mini_agent.teaching import demo
-from mini_agent.teaching.text import english
+from mini_agent.teaching import cli_text, demo
+from mini_agent.teaching.cli_text import ARGPARSE, COMMANDS
 from mini_agent.teaching.views import SessionView, TrimView, UnitsView
 from mini_agent.visible import visible_line
 
-from .helpers import multi_tool_history
+from .helpers import english_prose, multi_tool_history
+from .platforms import MODE_BITS, PEAK_MEMORY, SYMLINKS, posix_only
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBCOMMANDS = ["check", "show", "trim", "demo", "chat", "repair"]
@@ -70,8 +83,9 @@ def test_every_command_has_help_that_documents_the_exit_codes(
 ) -> None:
     run = cli(*command, "--help", cwd=tmp_path)
     assert run.code == 0 and run.err == ""
-    assert run.out.startswith(f"usage: python -m mini_agent {' '.join(command)}".rstrip())
-    for code in ("0  done", "1  a session problem", "2  usage error"):
+    assert run.out.startswith(f"用法：python -m mini_agent {' '.join(command)}".rstrip())
+    assert "\n退出码：\n" in run.out
+    for code in ("0  成功", "1  会话有问题", "2  用法错误"):
         assert code in run.out
 
 
@@ -85,7 +99,8 @@ def test_every_command_has_help_that_documents_the_exit_codes(
 def test_usage_errors_exit_2(session: Path, args: list[str]) -> None:
     run = cli(*args, cwd=session.parent)
     assert run.code == EXIT_USAGE == 2 and run.out == ""
-    assert "usage: python -m mini_agent" in run.err and "Traceback" not in run.err
+    assert run.err.startswith("用法：python -m mini_agent") and "Traceback" not in run.err
+    assert ": 错误：" in run.err.splitlines()[-1]
 
 
 def test_the_console_script_is_declared_and_runs(tmp_path: Path) -> None:
@@ -93,7 +108,7 @@ def test_the_console_script_is_declared_and_runs(tmp_path: Path) -> None:
     assert re.search(r'^mini-agent = "mini_agent\.cli:program"$', pyproject, re.MULTILINE)
     script = Path(sys.executable).parent / "mini-agent"
     done = subprocess.run([script, "--help"], capture_output=True, encoding="utf-8", cwd=tmp_path)
-    assert done.returncode == 0 and done.stdout.startswith("usage: mini-agent ")
+    assert done.returncode == 0 and done.stdout.startswith("用法：mini-agent ")
 
 
 # --- check -----------------------------------------------------------------------------------------
@@ -101,7 +116,8 @@ def test_the_console_script_is_declared_and_runs(tmp_path: Path) -> None:
 
 def test_check_counts_messages_by_role(session: Path) -> None:
     run = cli("check", "s.jsonl", cwd=session.parent)
-    assert run == Run(0, "s.jsonl: 4 messages (1 user, 1 assistant, 2 tool), 353 chars\n", "")
+    summary = "s.jsonl: 4 条消息，353 字符；按角色：user 1 条、assistant 1 条、tool 2 条\n"
+    assert run == Run(0, summary, "")
 
 
 def test_check_points_at_the_bad_line_with_a_visible_excerpt(tmp_path: Path) -> None:
@@ -111,6 +127,7 @@ def test_check_points_at_the_bad_line_with_a_visible_excerpt(tmp_path: Path) -> 
     assert run.code == 1 and run.out == ""
     assert run.err == lines(
         "s.jsonl:3: invalid session JSON at line 3: Invalid control character at column 28",
+        "  释义：第 3 行不是合法的 JSON：第 28 列的字符串里有未转义的控制字符",
         '  3 | {"role":"user","content":"a\\tb\\x01c"',  # the line as it is, controls shown
     )
 
@@ -122,17 +139,19 @@ def test_check_names_a_bad_record(tmp_path: Path) -> None:
     )
     run = cli("check", "s.jsonl", cwd=tmp_path)
     assert run.code == 1
-    assert run.err.splitlines()[0] == (
+    assert run.err.splitlines()[:2] == [
         "s.jsonl:2: invalid session record at line 2: "
-        "assistant needs toolCalls: an array of {id, name, input}"
-    )
+        "assistant needs toolCalls: an array of {id, name, input}",
+        "  释义：第 2 行是 JSON，却不是一条合法的消息：assistant 必须带 toolCalls（由 {id, name, input} "
+        "组成的数组）",
+    ]
 
 
 def test_check_shows_the_part_of_a_long_line_where_it_breaks(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text('{"role":"user","content":"' + "x" * 500 + '"}}\n', encoding="utf-8")
     run = cli("check", "s.jsonl", cwd=tmp_path)
-    excerpt = run.err.splitlines()[1]
+    excerpt = run.err.splitlines()[2]
     assert excerpt.startswith("  1 | …") and "}}" in excerpt and len(excerpt) < 90
 
 
@@ -142,9 +161,9 @@ def test_check_suggests_repair_for_a_torn_last_line(session: Path) -> None:
     run = cli("check", "s.jsonl", cwd=session.parent)
     assert run.code == 1
     assert run.err.splitlines()[0].startswith("s.jsonl:5: invalid session JSON at line 5: ")
-    assert run.err.splitlines()[2] == (
-        "  the last line is incomplete (an interrupted write?): "
-        "`python -m mini_agent repair s.jsonl` moves it to a backup file"
+    assert run.err.splitlines()[3] == (
+        "  最后一行不完整（写的时候被打断了？）："
+        "`python -m mini_agent repair s.jsonl` 会把它移进备份文件"
     )
 
 
@@ -155,15 +174,16 @@ def test_check_names_a_byte_order_mark_and_shows_it(tmp_path: Path) -> None:
     assert run.code == 1 and run.err == lines(
         "s.jsonl:1: invalid session JSON at line 1: "
         "byte-order mark (U+FEFF) at column 1; save as UTF-8 without BOM",
+        "  释义：第 1 行不是合法的 JSON：第 1 列有字节顺序标记（BOM），请存成不带 BOM 的 UTF-8",
         '  1 | \\ufeff{"role":"user","content":"x"}',
     )
 
 
 def test_check_escapes_format_characters_in_the_excerpt(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_text('{"role":"user","content":"\u202eabc\u200b"} x\n', encoding="utf-8")
+    path.write_bytes('{"role":"user","content":"\u202eabc\u200b"} x\n'.encode())
     run = cli("check", "s.jsonl", cwd=tmp_path)
-    assert run.err.splitlines()[1] == '  1 | {"role":"user","content":"\\u202eabc\\u200b"} x'
+    assert run.err.splitlines()[2] == '  1 | {"role":"user","content":"\\u202eabc\\u200b"} x'
 
 
 def test_check_offers_repair_only_for_a_record_cut_off(session: Path) -> None:
@@ -216,6 +236,7 @@ def peak_kib(what: str, path: Path) -> int:
     return int(done.stdout)
 
 
+@posix_only(PEAK_MEMORY)
 @pytest.mark.parametrize("start", [b"", b'{"role":"user","content":"'], ids=["zeros", "torn"])
 def test_check_on_a_huge_bad_line_needs_no_more_memory_than_loading_it(
     tmp_path: Path, start: bytes
@@ -231,16 +252,21 @@ def test_check_on_a_huge_bad_line_needs_no_more_memory_than_loading_it(
 
 
 @pytest.mark.parametrize(
-    ("name", "message"),
-    [("missing.jsonl", "missing.jsonl: No such file or directory"), (".", ".: Is a directory")],
-)
-def test_os_errors_exit_1_with_one_line(tmp_path: Path, name: str, message: str) -> None:
+    ("name", "message", "meaning"),
+    [("missing.jsonl", "missing.jsonl: No such file or directory", "文件不存在"),
+     (".", ".: Is a directory", "这个路径是目录，不是文件")],
+)  # fmt: skip
+def test_os_errors_exit_1_with_the_systems_words_and_their_meaning(
+    tmp_path: Path, name: str, message: str, meaning: str
+) -> None:
     for command in (["check", name], ["show", name], ["trim", name, "--max-chars", "9"],
                     ["repair", name]):  # fmt: skip
         run = cli(*command, cwd=tmp_path)
-        assert run == Run(1, "", f"python -m mini_agent: {message}\n"), command
+        said = lines(f"python -m mini_agent: 操作系统报错：{message}", f"  释义：{meaning}")
+        assert run == Run(1, "", said), command
 
 
+@posix_only(MODE_BITS)
 def test_permission_denied_exits_1_without_a_traceback(
     session: Path, deny: Callable[[Path, int], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -248,52 +274,62 @@ def test_permission_denied_exits_1_without_a_traceback(
     assert main(["check", str(session)]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == f"python -m mini_agent: {session}: Permission denied\n"
+    assert captured.err == lines(
+        f"python -m mini_agent: 操作系统报错：{session}: Permission denied",
+        "  释义：没有读（或写）这个文件的权限",
+    )
 
 
 # --- show and trim ----------------------------------------------------------------------------------
 
 
-def test_show_prints_the_session_view(session: Path) -> None:
+def test_show_prints_the_session_view_as_notebooks_do(session: Path) -> None:
     run = cli("show", "s.jsonl", cwd=session.parent)
-    with english():  # the CLI speaks English
-        assert run == Run(0, repr(SessionView(multi_tool_history())) + "\n", "")
-    assert run.out.startswith("4 messages, 353 chars\n  [0] user             read two files\n")
+    assert run == Run(0, repr(SessionView(multi_tool_history())) + "\n", "")
+    assert run.out.startswith("4 条消息，353 字符\n  [0] user             read two files\n")
 
 
 def test_show_units_groups_calls_with_their_results(session: Path) -> None:
     run = cli("show", "--units", "s.jsonl", cwd=session.parent)
-    with english():
-        assert run == Run(0, repr(UnitsView.of(multi_tool_history())) + "\n", "")
-    assert "unit 2: [assistant(a,b) | tool a | tool b]" in run.out
+    assert run == Run(0, repr(UnitsView.of(multi_tool_history())) + "\n", "")
+    assert "单元 2: [assistant(a,b) | tool a | tool b]  310 字符" in run.out
 
 
 def test_trim_shows_kept_and_dropped_units(session: Path) -> None:
     append_session(session, UserMessage("and now?"))
     run = cli("trim", "s.jsonl", "--max-chars", "360", cwd=session.parent)
-    with english():
-        assert run == Run(0, repr(TrimView(load_session(session), 360)) + "\n", "")
+    assert run == Run(0, repr(TrimView(load_session(session), 360)) + "\n", "")
     assert run.out.splitlines() == [
-        "budget 360 chars: kept 2 of 3 units, 4 of 5 messages, 347 chars used",
-        "  dropped unit 1: [user]  43 chars",
-        "  kept    unit 2: [assistant(a,b) | tool a | tool b]  310 chars",
-        "  kept    unit 3: [user]  37 chars",
+        "预算 360 字符：保留 2/3 个单元、4/5 条消息，用了 347 字符",
+        "  丢弃 单元 1: [user]  43 字符",
+        "  保留 单元 2: [assistant(a,b) | tool a | tool b]  310 字符",
+        "  保留 单元 3: [user]  37 字符",
     ]
 
 
-def test_trim_reports_the_chapters_budget_error(session: Path) -> None:
+def test_trim_reports_the_chapters_budget_error_and_the_budget_it_needs(session: Path) -> None:
     run = cli("trim", "s.jsonl", "--max-chars", "100", cwd=session.parent)
     assert run.code == 1
-    assert run.out.startswith("budget 100 chars: context budget cannot contain the smallest")
-    assert run.err == (
-        "s.jsonl: context budget cannot contain the smallest consistent message unit\n"
+    assert run.out.startswith("预算 100 字符：context budget cannot contain the smallest")
+    assert run.err == lines(
+        "s.jsonl: context budget cannot contain the smallest consistent message unit",
+        "  释义：预算连最新的那个一致单元都装不下",
+        "  预算 100 字符装不下：最新的一致单元要 310 个字符，--max-chars 至少 310",
     )
+    assert cli("trim", "s.jsonl", "--max-chars", "310", cwd=session.parent).code == 0
+    assert cli("trim", "s.jsonl", "--max-chars", "309", cwd=session.parent).code == 1
 
 
 def test_trim_of_an_empty_session_cannot_be_empty(tmp_path: Path) -> None:
     (tmp_path / "s.jsonl").write_bytes(b"")
     run = cli("trim", "s.jsonl", "--max-chars", "100", cwd=tmp_path)
-    assert (run.code, run.err) == (1, "s.jsonl: context budget cannot be empty\n")
+    assert (run.code, run.err) == (
+        1,
+        lines(
+            "s.jsonl: context budget cannot be empty",
+            "  释义：裁剪后一个单元也没有（历史为空），上下文不能为空",
+        ),
+    )
 
 
 # --- demo ---------------------------------------------------------------------------------------------
@@ -304,12 +340,12 @@ def test_demo_runs_a_multi_tool_conversation_and_resumes_from_disk(tmp_path: Pat
     assert first == Run(
         0,
         lines(
-            "d.jsonl: 0 messages on disk before this run",
-            "user: read plan.txt and notes.txt",
-            "[request 1] on disk: 1 messages, 56 chars; sent: 1 messages, 56 chars (no budget)",
-            "[request 2] on disk: 4 messages, 480 chars; sent: 4 messages, 480 chars (no budget)",
-            "assistant: plan.txt says to trim; notes.txt says whole units only",
-            "d.jsonl: 5 messages on disk, 583 chars",
+            "d.jsonl: 这次运行前磁盘上有 0 条消息",
+            "user: 读一下 plan.txt 和 notes.txt",
+            "第 1 次请求：磁盘上 1 条消息，53 字符；发出 1 条消息，53 字符（不设预算）",
+            "第 2 次请求：磁盘上 4 条消息，395 字符；发出 4 条消息，395 字符（不设预算）",
+            "assistant: plan.txt 说要裁剪；notes.txt 说只保留整个单元",
+            "d.jsonl: 磁盘上现在有 5 条消息，476 字符",
         ),
         "",
     )
@@ -317,12 +353,12 @@ def test_demo_runs_a_multi_tool_conversation_and_resumes_from_disk(tmp_path: Pat
     assert second == Run(
         0,
         lines(
-            "d.jsonl: 5 messages on disk before this run",
-            "user: which file mentions the budget?",
-            "[request 1] on disk: 6 messages, 643 chars; sent: 2 messages, 163 chars (budget 400)",
-            "[request 2] on disk: 8 messages, 962 chars; sent: 3 messages, 379 chars (budget 400)",
-            "assistant: both do: plan.txt and notes.txt",
-            "d.jsonl: 9 messages on disk, 1042 chars",
+            "d.jsonl: 这次运行前磁盘上有 5 条消息",
+            "user: 哪个文件提到了预算？",
+            "第 1 次请求：磁盘上 6 条消息，515 字符；发出 2 条消息，120 字符（预算 400）",
+            "第 2 次请求：磁盘上 8 条消息，750 字符；发出 4 条消息，355 字符（预算 400）",
+            "assistant: 两个都提到了：plan.txt 和 notes.txt",
+            "d.jsonl: 磁盘上现在有 9 条消息，826 字符",
         ),
         "",
     )
@@ -337,17 +373,36 @@ def test_demo_records_an_unknown_tool_as_an_error_result(tmp_path: Path) -> None
     assert "tool write-1!" in cli("show", "d.jsonl", cwd=tmp_path).out
 
 
-def test_demo_stops_with_the_budget_error_and_keeps_the_session(tmp_path: Path) -> None:
+def test_demo_stops_with_the_budget_error_says_what_it_needs_and_keeps_the_session(
+    tmp_path: Path,
+) -> None:
     run = cli("demo", "--session", "d.jsonl", "--max-chars", "200", cwd=tmp_path)
     assert run.code == 1
     assert run.out.splitlines()[-1] == (
-        "[request 1] on disk: 1 messages, 56 chars; sent: 1 messages, 56 chars (budget 200)"
+        "第 1 次请求：磁盘上 1 条消息，53 字符；发出 1 条消息，53 字符（预算 200）"
     )
-    assert run.err == (
-        "d.jsonl: context budget cannot contain the smallest consistent message unit"
-        " (budget 200 chars)\n"
+    needed = demo.smallest_budget()
+    assert run.err == lines(
+        "d.jsonl: context budget cannot contain the smallest consistent message unit",
+        "  释义：预算连最新的那个一致单元都装不下",
+        f"  预算 200 字符装不下：最新的一致单元要 {needed} 个字符，--max-chars 至少 {needed}",
     )
     assert cli("check", "d.jsonl", cwd=tmp_path).code == 0  # what was recorded still loads
+
+
+def test_the_demos_smallest_budget_is_the_least_every_run_fits(tmp_path: Path) -> None:
+    needed = demo.smallest_budget()
+    help_text = cli("demo", "--help", cwd=tmp_path).out
+    assert f"本演示的每次请求都装得下的最小预算：--max-chars {needed}。" in help_text
+    assert f"本演示至少要 {needed}" in help_text
+    for _ in range(len(demo.SCRIPTS) + 1):  # every script, and the first again on its history
+        run = cli("demo", "--session", "enough.jsonl", "--max-chars", str(needed), cwd=tmp_path)
+        assert (run.code, run.err) == (0, "")
+    failures = []
+    for _ in range(len(demo.SCRIPTS)):  # one budget less: some run cannot send its newest unit
+        run = cli("demo", "--session", "less.jsonl", "--max-chars", str(needed - 1), cwd=tmp_path)
+        failures += [run.err] if run.code else []
+    assert failures and all(f"--max-chars 至少 {needed}" in err for err in failures)
 
 
 def test_demo_refuses_a_damaged_session(session: Path) -> None:
@@ -363,13 +418,25 @@ def test_repair_moves_a_torn_last_line_to_a_backup(session: Path) -> None:
     complete = session.read_bytes()
     session.write_bytes(complete + b'{"role":"tool","content":"cut sho')
     run = cli("repair", "s.jsonl", cwd=session.parent)
-    assert run == Run(
-        0, "s.jsonl: cut the torn last line 5 (33 bytes) into s.jsonl.torn; 4 messages load\n", ""
+    said = (
+        "s.jsonl: 已把写到一半的最后一行（第 5 行，33 字节）剪进 s.jsonl.torn；现在能加载 4 条消息"
     )
+    assert run == Run(0, said + "\n", "")
     assert session.read_bytes() == complete
     assert (session.parent / "s.jsonl.torn").read_bytes() == b'{"role":"tool","content":"cut sho'
     again = cli("repair", "s.jsonl", cwd=session.parent)
-    assert again == Run(0, "s.jsonl: nothing to repair, 4 messages load\n", "")
+    assert again == Run(0, "s.jsonl: 没有要修复的地方；能加载 4 条消息\n", "")
+
+
+def test_repair_counts_one_byte_and_one_message_without_a_plural(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"role":"user","content":"x"}\n{')
+    run = cli("repair", "s.jsonl", cwd=tmp_path)
+    said = (
+        "s.jsonl: 已把写到一半的最后一行（第 2 行，1 字节）剪进 s.jsonl.torn；现在能加载 1 条消息"
+    )
+    assert run == Run(0, said + "\n", "")
+    assert cli("check", "s.jsonl", cwd=tmp_path).out.startswith("s.jsonl: 1 条消息，30 字符；")
 
 
 def test_repair_never_overwrites_an_older_backup(session: Path) -> None:
@@ -381,22 +448,35 @@ def test_repair_never_overwrites_an_older_backup(session: Path) -> None:
     assert (session.parent / "s.jsonl.torn.2").read_bytes() == b'{"ro'
 
 
+@posix_only(SYMLINKS)
 def test_repair_refuses_a_symlink_and_names_it(session: Path) -> None:
     complete = session.read_bytes()
     session.write_bytes(complete + b'{"ro')
     link = session.parent / "link.jsonl"
     link.symlink_to(session.name)
     run = cli("repair", "link.jsonl", cwd=session.parent)
-    assert run.code == 1 and run.out == "" and "link.jsonl" in run.err
-    assert "a symbolic link: sessions are not followed through links" in run.err
+    assert run.code == 1 and run.out == ""
+    assert run.err.startswith(
+        "python -m mini_agent: 拒绝使用这个文件：link.jsonl: a symbolic link: sessions are not "
+        "followed through links"
+    )
+    assert run.err.splitlines()[1].startswith("  释义：这是符号链接：会话从不经过链接读写")
     assert link.is_symlink() and session.read_bytes() == complete + b'{"ro'
 
 
-REFUSED = "s.jsonl: repair refused, file left untouched: "
+REFUSED = "s.jsonl: 拒绝修复，文件原样未动："
 ADVICE = (
     "; to keep what is readable, copy the file, then delete the damaged lines in an editor "
     "(`python -m mini_agent check FILE` names each)"
 )
+ADVICE_MEANING = (
+    "；要保留还能读的部分：先复制这个文件，再在编辑器里删掉坏的行"
+    "（`python -m mini_agent check FILE` 会指出每一行）"
+)
+UNTERMINATED = (
+    "  释义：第 5 行不是合法的 JSON：从第 9 列开始的字符串没有收尾的引号（常见于写到一半的行）"
+)
+ONLY_TORN = "：repair 只剪掉写到一半的最后一行"
 
 
 @pytest.mark.parametrize(
@@ -404,29 +484,43 @@ ADVICE = (
     [
         (b'{"role":"us\n{"role":"user","content":"x"}\n',
          ["s.jsonl:5: invalid session JSON at line 5: Unterminated string starting at column 9",
+          UNTERMINATED,
           '  5 | {"role":"us',
           REFUSED + "line 5 is damaged, and it is not the last line: "
-          "repair only cuts a torn last line" + ADVICE]),
+          "repair only cuts a torn last line" + ADVICE,
+          "  释义：第 5 行坏了，而它不是最后一行" + ONLY_TORN + ADVICE_MEANING]),
         (b'{"role":"us\n{"role":"user","content":"x"}\n{"role":"us',
          ["s.jsonl:5: invalid session JSON at line 5: Unterminated string starting at column 9",
+          UNTERMINATED,
           '  5 | {"role":"us',
           REFUSED + "line 5 is damaged, not only the torn last line 7: "
-          "repair only cuts a torn last line" + ADVICE]),
+          "repair only cuts a torn last line" + ADVICE,
+          "  释义：第 5 行坏了，坏的不只是写到一半的最后一行（第 7 行）" + ONLY_TORN
+          + ADVICE_MEANING]),
         (b'{"role":"nope","content":"x"}',
          ['s.jsonl:5: invalid session record at line 5: unknown role "nope"',
+          '  释义：第 5 行是 JSON，却不是一条合法的消息：role "nope" 不是 user、assistant、tool 之一',
           '  5 | {"role":"nope","content":"x"}',
           REFUSED + "the last line 5 is not a torn record: it is complete JSON, but not a record"
-          + ADVICE]),
+          + ADVICE,
+          "  释义：最后一行（第 5 行）不是写到一半的记录：它是完整的 JSON，却不是一条记录"
+          + ADVICE_MEANING]),
         (b'{"role":"user","content":"x"}\0\0\0\0x',
          ["s.jsonl:5: invalid session JSON at line 5: Extra data at column 30",
+          "  释义：第 5 行不是合法的 JSON：第 30 列起，一个完整的 JSON 值后面还有多余的内容",
           '  5 | {"role":"user","content":"x"}\\x00\\x00\\x00\\x00x',
           REFUSED + "the last line 5 is not a torn record: it holds a control byte (a NUL?), "
-          "which no record holds" + ADVICE]),
+          "which no record holds" + ADVICE,
+          "  释义：最后一行（第 5 行）不是写到一半的记录：它含有控制字节（NUL？），记录里不会有"
+          + ADVICE_MEANING]),
         (b'"role":"user","content":"x"}',
          ["s.jsonl:5: invalid session JSON at line 5: Extra data at column 7",
+          "  释义：第 5 行不是合法的 JSON：第 7 列起，一个完整的 JSON 值后面还有多余的内容",
           '  5 | "role":"user","content":"x"}',
           REFUSED + "the last line 5 is not a torn record: it does not start with `{`, "
-          "as every record does" + ADVICE]),
+          "as every record does" + ADVICE,
+          "  释义：最后一行（第 5 行）不是写到一半的记录：每条记录都以 `{` 开头，它不是"
+          + ADVICE_MEANING]),
     ],
     ids=["bad-line-before-the-last", "bad-line-before-a-torn-last", "complete-but-invalid-last",
          "record-NULs-then-more", "a-record-cut-at-its-start"],
@@ -449,9 +543,12 @@ def test_an_all_zero_file_is_refused_not_cut_to_an_empty_session(tmp_path: Path)
     run = cli("repair", "s.jsonl", cwd=tmp_path)
     assert run.code == 1 and run.err.splitlines() == [
         "s.jsonl:1: invalid session JSON at line 1: Expecting value at column 1",
+        "  释义：第 1 行不是合法的 JSON：第 1 列应当出现一个 JSON 值",
         "  1 | " + "\\x00" * 17 + "…",
         REFUSED + "the last line 1 is not a torn record: every byte of the file is NUL: "
         "no record survived; move the file away" + ADVICE,
+        "  释义：最后一行（第 1 行）不是写到一半的记录：文件的每个字节都是 NUL：一条记录也没留下；"
+        "把这个文件挪走" + ADVICE_MEANING,
     ]
     assert path.stat().st_size == 1 << 20 and sorted(tmp_path.iterdir()) == [path]
 
@@ -464,9 +561,10 @@ def test_a_hundred_thousand_lines_check_and_show(tmp_path: Path) -> None:
     text = "".join(record_line(history[n % 4]) + "\n" for n in range(100_000))
     (tmp_path / "s.jsonl").write_text(text, encoding="utf-8")
     check = cli("check", "s.jsonl", cwd=tmp_path)
-    assert check == Run(
-        0, "s.jsonl: 100000 messages (25000 user, 25000 assistant, 50000 tool), 8825000 chars\n", ""
+    summary = (
+        "100000 条消息，8825000 字符；按角色：user 25000 条、assistant 25000 条、tool 50000 条"
     )
+    assert check == Run(0, f"s.jsonl: {summary}\n", "")
     show = cli("show", "s.jsonl", cwd=tmp_path)
     assert show.code == 0 and show.err == ""
     rows = show.out.splitlines()
@@ -475,7 +573,7 @@ def test_a_hundred_thousand_lines_check_and_show(tmp_path: Path) -> None:
 
 def test_show_piped_into_a_reader_that_stops_early_is_quiet(tmp_path: Path) -> None:
     text = "".join(record_line(UserMessage(f"message {n}")) + "\n" for n in range(50_000))
-    (tmp_path / "s.jsonl").write_text(text, encoding="utf-8")
+    (tmp_path / "s.jsonl").write_bytes(text.encode())
     process = subprocess.Popen(
         [sys.executable, "-m", "mini_agent", "show", "s.jsonl"],
         cwd=tmp_path,
@@ -483,7 +581,9 @@ def test_show_piped_into_a_reader_that_stops_early_is_quiet(tmp_path: Path) -> N
         stderr=subprocess.PIPE,
     )
     assert process.stdout is not None and process.stderr is not None
-    assert process.stdout.readline() == f"50000 messages, {len(text)} chars\n".encode()
+    # a text stream ends its lines as the system does: \r\n on Windows
+    line = f"50000 条消息，{len(text)} 字符{os.linesep}"  # in the pipe's encoding: GBK on Chinese Windows
+    assert process.stdout.readline() == line.encode(locale.getpreferredencoding(False))
     process.stdout.close()  # like `| head -1`
     assert process.stderr.read() == b""
     assert process.wait(timeout=60) == 1
@@ -507,12 +607,19 @@ def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(
 ) -> None:
     run = cli("chat", "--session", "s.jsonl", "--base-url", "http://127.0.0.1:1/v1",
               "--model", "m", "--timeout", timeout, cwd=tmp_path)  # fmt: skip
-    assert run.code == 2 and "argument --timeout:" in run.err
+    assert run.code == 2 and "参数 --timeout: " in run.err
     assert not (tmp_path / "s.jsonl").exists()
 
 
 # --- what the CLI imports, and whose streams it touches ----------------------------------------
 
+# the CLI's words: small modules, no views, no widgets, no live client
+WORDING = [
+    "mini_agent.teaching",
+    "mini_agent.teaching.cli_text",
+    "mini_agent.teaching.glosses",
+    "mini_agent.teaching.text",
+]
 IMPORTED = """
 import sys
 from mini_agent.cli import main
@@ -537,26 +644,24 @@ def test_a_command_imports_only_what_it_runs(session: Path, args: list[str], imp
     done = subprocess.run([sys.executable, "-c", IMPORTED, *args], cwd=session.parent,
                           capture_output=True, encoding="utf-8", timeout=60, check=True)  # fmt: skip
     modules = done.stdout.splitlines()[-1].split()
-    assert (imported in modules) if imported else modules == [], modules
+    assert set(WORDING) <= set(modules), modules  # every command speaks
+    assert (imported in modules) if imported else set(modules) == set(WORDING), modules
     assert "mini_agent.live.chat" not in modules or args[0] == "chat", modules
     assert "mini_agent.teaching.demo" not in modules or args[0] == "demo", modules
 
 
-@pytest.mark.parametrize("name", sorted(ELSEWHERE))
-def test_the_help_line_of_a_command_elsewhere_is_its_docstrings_first_line(name: str) -> None:
-    module, help_line = ELSEWHERE[name]
-    doc = {"demo": demo.__doc__, "chat": chat.__doc__}[name] or ""
-    assert module == {"demo": demo.__name__, "chat": chat.__name__}[name]
-    assert doc.strip().splitlines()[0] == help_line
+def test_a_command_elsewhere_is_named_by_its_module_and_worded_like_the_others() -> None:
+    assert {"demo": demo.__name__, "chat": chat.__name__} == ELSEWHERE
+    assert set(COMMANDS) == {"check", "show", "trim", "repair", *ELSEWHERE}
 
 
 def test_main_called_as_a_library_leaves_the_streams_alone(
     session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict")
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
     monkeypatch.setattr(sys, "stdout", out)
     assert main(["check", str(session)]) == 0
-    assert sys.stdout is out and out.errors == "strict"
+    assert sys.stdout is out and out.errors == "strict"  # the caller's stream, as it was
 
 
 def test_the_program_never_fails_on_a_terminal_that_cannot_show_chinese(tmp_path: Path) -> None:
@@ -568,3 +673,208 @@ def test_the_program_never_fails_on_a_terminal_that_cannot_show_chinese(tmp_path
     )  # fmt: skip
     assert done.returncode == 0 and done.stderr == b""
     assert done.stdout.decode("ascii").splitlines()[1].endswith("user             \\u8bb0\\u5fc6")
+
+
+# --- it speaks Chinese ------------------------------------------------------------------------
+
+HELPS = [["--help"], *([name, "--help"] for name in SUBCOMMANDS)]
+CHAT = ["chat", "--session", "s.jsonl", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+USAGE_ERRORS = [
+    [], ["nope"], ["trim", "s.jsonl"], ["trim", "s.jsonl", "--max-chars"],
+    ["trim", "s.jsonl", "--max-chars", "ten"], ["trim", "s.jsonl", "--max-chars", "0"],
+    ["show", "s.jsonl", "--bogus"], [*CHAT, "--de", "1"], [*CHAT, "--fsync=yes"],
+    [*CHAT, "--model", ""], [*CHAT, "--timeout", "nan"], [*CHAT, "--base-url", "notaurl"],
+]  # fmt: skip
+# what the system, argparse's caller or a library says in English, quoted after a Chinese lead-in
+QUOTED_AFTER = (cli_text.OS_ERROR, cli_text.REFUSED_FILE, cli_text.REPAIR_REFUSED,
+                cli_text.BAD_BASE_URL)  # fmt: skip
+
+
+def said(*args: str) -> str:
+    """All that `main(args)` prints, out and err, run in this process (a usage error or a help
+    exits: that is part of what it does)."""
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        contextlib.suppress(SystemExit),
+    ):
+        main(list(args))
+    return out.getvalue() + err.getvalue()
+
+
+def chinese_samples(folder: Path) -> dict[str, str]:
+    """What the CLI prints for every help, every kind of usage error and a run of each
+    command, good and bad, on a session in Chinese."""
+    for message in MESSAGES:
+        append_session(folder / "s.jsonl", message)
+    complete = (folder / "s.jsonl").read_bytes()
+    (folder / "torn.jsonl").write_bytes(complete + '{"role":"user","content":"写到'.encode())
+    (folder / "bad.jsonl").write_bytes(complete + b'{"role":"nope","content":"x"}\n')
+    runs = [*HELPS, *USAGE_ERRORS, ["check", "s.jsonl"], ["show", "s.jsonl"],
+            ["show", "--units", "s.jsonl"], ["trim", "s.jsonl", "--max-chars", "500"],
+            ["trim", "s.jsonl", "--max-chars", "10"], ["check", "bad.jsonl"],
+            ["check", "torn.jsonl"], ["repair", "torn.jsonl"], ["repair", "torn.jsonl"],
+            ["repair", "bad.jsonl"], ["check", "missing.jsonl"], ["check", "."],
+            *[["demo", "--session", "d.jsonl"]] * 3, ["demo", "--session", "e.jsonl", "--max-chars", "99"]]  # fmt: skip
+    return {" ".join(args): said(*args) for args in runs}
+
+
+MESSAGES: list[Message] = [
+    UserMessage("读一下说明.txt"),
+    AssistantMessage("先读文件", (ToolCall("c1", "read", {"path": "说明.txt"}),)),
+    ToolMessage("c1", "会话是一串 JSON 行"),
+    AssistantMessage("说明里说：会话是一串 JSON 行"),
+]
+
+
+def test_the_cli_speaks_chinese_apart_from_what_it_quotes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    samples = chinese_samples(tmp_path)
+    for args, text in samples.items():
+        assert text and re.search("[\u4e00-\u9fff]", text), args  # every run says something
+        assert english_prose(text, QUOTED_AFTER) == [], (args, text)
+        text.encode("gbk")  # a Chinese Windows console shows it all, escapes needed for none
+    # the chapter's phrases stay verbatim; an error reported with one has its 释义 under it
+    shown = "".join(samples.values()).splitlines()
+    for error in ("bad.jsonl:5: invalid session record at line 5", "s.jsonl: context budget cannot",
+                  "e.jsonl: context budget cannot", "python -m mini_agent: 操作系统报错：."):  # fmt: skip
+        at = next(i for i, line in enumerate(shown) if line.startswith(error))
+        assert shown[at + 1].startswith("  释义："), shown[at : at + 2]
+
+
+def test_the_prose_check_finds_english(tmp_path: Path) -> None:
+    assert english_prose("s.jsonl: 4 messages load") == ["messages", "load"]
+    assert english_prose("用法：python -m mini_agent trim [-h] --max-chars N FILE") == []
+    assert english_prose("s.jsonl: 操作系统报错：s.jsonl: No such file", ["操作系统报错"]) == []
+    assert english_prose("  3 | the file's own line") == []
+
+
+@pytest.mark.parametrize("args", HELPS, ids=" ".join)
+def test_every_help_fits_80_columns_of_a_terminal(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = said(*args)
+    assert shown.startswith("用法：") and "\n选项：\n" in shown and "\n退出码：\n" in shown
+    assert "show this help" not in shown and "显示这段帮助并退出" in shown
+    too_wide = [line for line in shown.splitlines() if columns(line) > 80]
+    assert too_wide == [], too_wide
+
+
+def test_a_long_usage_goes_on_under_its_first_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    usage = said("chat", "--help").split("\n\n")[0].splitlines()
+    assert len(usage) > 1
+    first = columns(usage[0].partition("[-h]")[0])  # where the options begin, in columns
+    assert all(len(line) - len(line.lstrip()) == first for line in usage[1:]), usage
+
+
+def test_argparse_text_translates_argparse_messages_and_leaves_others_alone() -> None:
+    assert argparse_text("the following arguments are required: --session, --model") == (
+        "缺少必需的参数：--session, --model"
+    )
+    assert argparse_text("argument COMMAND: invalid choice: 'x' (choose from 'check', 'show')") == (
+        "参数 COMMAND: 没有这个选择：'x'（可选：'check', 'show'）"
+    )
+    assert argparse_text("argument --n: expected one argument") == "参数 --n: 后面要跟一个值"
+    assert (
+        argparse_text("something argparse may say one day") == "something argparse may say one day"
+    )
+
+
+# argparse's strings that the table does not translate, and why our parsers never print them
+NOT_IN_THE_TABLE = {
+    "'required' is an invalid argument for positionals": "a mistake in our code, not a usage error",
+    "%r is not callable": "a mistake in our code",
+    ".__call__() not defined": "a mistake in our code",
+    "cannot have multiple subparser arguments": "a mistake in our code",
+    "cannot merge actions - two groups are named %r": "a mistake in our code",
+    "conflicting subparser alias: %s": "a mistake in our code",
+    "conflicting subparser: %s": "a mistake in our code",
+    "dest= is required for options like %r": "a mistake in our code",
+    "invalid conflict_resolution value: %r": "a mistake in our code",
+    "mutually exclusive arguments must be optional": "a mistake in our code",
+    "unexpected option string: %s": "a mistake in our code",
+    "conflicting option string: %s": "a mistake in our code",
+    "conflicting option strings: %s": "a mistake in our code",
+    "invalid option string %(option)r: must start with a character %(prefix_chars)r": (
+        "a mistake in our code"
+    ),
+    "unknown parser %(parser_name)r (choices: %(choices)s)": "'invalid choice' comes first",
+    "can't open '%(filename)s': %(error)s": "no argparse.FileType",
+    'argument "-" with mode %r': "no argparse.FileType",
+    "not allowed with argument %s": "no mutually exclusive group",
+    "one of the arguments %s is required": "no mutually exclusive group",
+    "expected %s argument": "no nargs=N",
+    "expected %s arguments": "no nargs=N",
+    "show program's version number and exit": "no --version",
+    " (default: %(default)s)": "no ArgumentDefaultsHelpFormatter",
+    "subcommands": "add_subparsers gets no title",
+    "%(heading)s:": "3.13's heading: HelpFormatter writes '：' after a Chinese one",
+    "argument '%(argument_name)s' is deprecated": "nothing deprecated",
+    "command '%(parser_name)s' is deprecated": "nothing deprecated",
+    "option '%(option)s' is deprecated": "nothing deprecated",
+    "%(prog)s: warning: %(message)s\n": "nothing deprecated",
+}
+ARGPARSE_HERE = """
+import argparse, ast, contextlib, inspect, io, json, sys
+from mini_agent.cli import main
+from mini_agent.teaching.cli_text import ARGPARSE
+tree = ast.parse(inspect.getsource(argparse))
+constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+msgids = sorted(
+    arg.value
+    for n in ast.walk(tree)
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("_", "ngettext")
+    for arg in n.args[:2]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+)
+said = {}
+for args in json.loads(sys.argv[1]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        try:
+            main(args)
+        except SystemExit:
+            pass
+    said[" ".join(args)] = out.getvalue()
+unknown_keys = sorted(key for key in ARGPARSE if key not in constants)
+print(json.dumps({"version": list(sys.version_info[:2]), "msgids": msgids,
+                  "unknown_keys": unknown_keys, "said": said}))
+"""
+
+
+def pythons() -> list[str]:
+    """This Python, and every other CPython 3.10 or later found on PATH that runs."""
+    found = [sys.executable]
+    for minor in range(10, 16):
+        name = shutil.which(f"python3.{minor}")
+        if name is None or minor == sys.version_info.minor:
+            continue
+        probe = subprocess.run([name, "-c", "import sys; print(sys.version_info[:2])"],
+                               capture_output=True, encoding="utf-8", timeout=60)  # fmt: skip
+        if probe.returncode == 0 and probe.stdout.strip() == f"(3, {minor})":
+            found.append(name)  # a pyenv shim without that version fails the probe
+    return found
+
+
+@pytest.mark.parametrize("python", pythons(), ids=lambda name: Path(name).name)
+def test_argparse_speaks_chinese_on_every_python_here(tmp_path: Path, python: str) -> None:
+    runs = [*HELPS, *USAGE_ERRORS]
+    done = subprocess.run(
+        [python, "-c", ARGPARSE_HERE, json.dumps(runs)], cwd=tmp_path, capture_output=True,
+        encoding="utf-8", timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["unknown_keys"] == []  # every key is a string of this argparse
+    untranslated = set(seen["msgids"]) - set(ARGPARSE) - set(NOT_IN_THE_TABLE)
+    assert untranslated == set(), f"Python {seen['version']}: translate or explain {untranslated}"
+    for args, text in seen["said"].items():
+        assert text.startswith("用法："), (args, text)
+        assert english_prose(text, QUOTED_AFTER) == [], (seen["version"], args, text)
+        if args.endswith("--help"):
+            assert all(columns(line) <= 80 for line in text.splitlines()), (args, text)

@@ -31,6 +31,13 @@ from mini_agent.messages import record_line
 from mini_agent.repair import repair_session
 
 from .helpers import multi_tool_history
+from .platforms import (
+    MODE_BITS,
+    RENAME_OVER_OPEN,
+    ROOT_IGNORES_READ_ONLY,
+    not_under_wine,
+    posix_only,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,6 +99,37 @@ def test_concurrent_appenders_lose_nothing_and_interleave_no_line(
         assert numbers == list(range(count))  # each writer's records, all there, in order
 
 
+def test_loads_and_repairs_racing_appenders_see_only_whole_records(tmp_path: Path) -> None:
+    # the lock's other holders, between the appends: a load (shared) and a repair (exclusive)
+    path, start = tmp_path / "s.jsonl", tmp_path / "start"
+    path.write_bytes(b"")
+    writers, count = 3, 100
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", APPENDER, str(path), f"w{writer}", str(count), str(start)],
+            cwd=ROOT,
+        )
+        for writer in range(writers)
+    ]
+    start.touch()
+    rounds = 0
+    while any(process.poll() is None for process in processes):
+        load_session(path)  # a record seen half written would be a SessionFormatError
+        assert repair_session(path).backup is None  # nothing torn to cut, ever
+        rounds += 1
+    assert [process.wait(timeout=60) for process in processes] == [0] * writers
+    assert rounds > 0 and not list(tmp_path.glob("*.torn*"))
+    messages = load_session(path)
+    for writer in range(writers):
+        numbers = [
+            int(message.content.split(":")[1])
+            for message in messages
+            if message.content.startswith(f"w{writer}:")
+        ]
+        assert numbers == list(range(count))
+
+
+@posix_only(RENAME_OVER_OPEN)
 def test_an_append_waiting_for_the_lock_follows_a_file_replaced_meanwhile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -101,6 +139,8 @@ def test_an_append_waiting_for_the_lock_follows_a_file_replaced_meanwhile(
     path.write_bytes(b'{"role":"user","content":"old"}\n')
     replacement = tmp_path / "new.jsonl"
     replacement.write_bytes(b'{"role":"user","content":"new"}\n')
+    if sys.platform == "win32":  # never: posix_only skips it (this tells mypy --platform win32)
+        pytest.fail("posix_only")
     import fcntl
 
     real_flock = fcntl.flock
@@ -271,6 +311,7 @@ def test_a_directory_raises_is_a_directory_everywhere(tmp_path: Path) -> None:
         repair_session(tmp_path)
 
 
+@posix_only(MODE_BITS)
 def test_a_file_without_read_permission_raises_permission_error(
     tmp_path: Path, deny: Callable[[Path, int], None]
 ) -> None:
@@ -287,6 +328,7 @@ def test_a_file_without_read_permission_raises_permission_error(
     assert path.read_bytes() == before
 
 
+@not_under_wine(ROOT_IGNORES_READ_ONLY)
 def test_a_read_only_file_loads_but_refuses_appends_and_repairs(
     tmp_path: Path, deny: Callable[[Path, int], None]
 ) -> None:

@@ -428,6 +428,14 @@ def reader_load(path: Path, mistake: str = "") -> list[Message]:
     return messages
 
 
+BAD_SECOND_LINES = [  # the cases whose line 2 is bad, in LOAD_CASES' order
+    "第 2 行 JSON 被截断",
+    "第 2 行 assistant 缺少 toolCalls",
+    "第 2 行 tool 缺少 toolCallId",
+    "第 2 行 role 未知",
+    "第 2 行是 JSON，但不是对象",
+]
+
 LOAD_MISTAKES = [
     "missing file raises",
     "every OS error is []",
@@ -451,6 +459,40 @@ def test_every_plausible_wrong_loader_fails(mistake: str) -> None:
     assert not check_load_session(lambda path: reader_load(path, mistake)).ok, mistake
 
 
+# Which cases each loader fails, as measured on Linux: the same on Windows, where a case file
+# written in text mode would get \r\n line ends and other verdicts (the Windows run checks it).
+VERDICTS = {
+    "": [],
+    "logical line numbers": [],
+    "missing file raises": ["文件不存在：[]"],
+    "every OS error is []": ["路径是目录：操作系统错误照常抛出"],
+    "splitlines": ["内容里有原样的 U+2028：只按 \\n 分行"],
+    "strip": ["只有空格的一行不算空行"],
+    "zero-based": [
+        *BAD_SECOND_LINES,
+        "坏的第 2 行不会被跳过，即使后面还有好行",
+        "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
+        "只有空格的一行不算空行",
+    ],
+    "bad lines skipped": [
+        *BAD_SECOND_LINES,
+        "坏的第 2 行不会被跳过，即使后面还有好行",
+        "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
+        "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
+        "只有空格的一行不算空行",
+    ],
+    "one phrase for both": [
+        *BAD_SECOND_LINES[1:],
+        "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
+    ],
+}
+
+
+@pytest.mark.parametrize("mistake", VERDICTS, ids=lambda mistake: mistake or "faithful")
+def test_each_loader_fails_the_same_cases_on_every_system(mistake: str) -> None:
+    assert failed(check_load_session(lambda path: reader_load(path, mistake))) == VERDICTS[mistake]
+
+
 def test_the_chapters_line_count_passes() -> None:
     # split("\n").filter(Boolean) numbers non-blank lines: the chapter's way is not a bug
     assert check_load_session(lambda path: reader_load(path, "logical line numbers")).ok
@@ -465,6 +507,16 @@ def test_a_wrong_line_number_names_both_right_answers() -> None:
         "或照本章抛出以 'invalid session JSON at line 2' 开头的错误，"
         "但实际抛出了 ValueError: invalid session JSON at line 3（释义：第 3 行不是合法的 JSON）"
     )
+
+
+def test_a_directory_refused_the_windows_way_passes_the_directory_case() -> None:
+    # Path.read_text on a directory: IsADirectoryError on POSIX, PermissionError on Windows
+    def as_on_windows(path: Path) -> list[Message]:
+        if path.is_dir():
+            raise PermissionError(13, "Permission denied", str(path))
+        return reader_load(path)
+
+    assert check_load_session(as_on_windows).ok
 
 
 def test_a_loader_that_swallows_every_os_error_fails_the_directory_case() -> None:

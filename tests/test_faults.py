@@ -26,6 +26,10 @@ from mini_agent.cli import main as cli_main
 
 from . import faults
 from .helpers import multi_tool_history
+from .platforms import REAL_FAULTS, posix_only_module
+
+posix_only_module(REAL_FAULTS)
+assert sys.platform != "win32"  # mypy --platform win32: the rest of this file is POSIX only
 
 ROOT = Path(__file__).resolve().parent.parent
 

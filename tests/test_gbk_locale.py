@@ -12,6 +12,7 @@ The kit's own children run with `-X warn_default_encoding -W error::EncodingWarn
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -93,10 +94,38 @@ def test_the_cli_prints_chinese_and_escapes_what_gbk_lacks(
     assert done.returncode == 0, gbk_text(done.stderr)
     assert done.stderr == b""  # no warning, no traceback
     shown = gbk_text(done.stdout)
+    assert shown.splitlines()[0].endswith(SAID[" ".join(command)])  # the CLI's words, as they are
     if command[0] == "show" and "--units" not in command:
         assert "你好" in shown and "中文" in shown  # Chinese as itself, not escaped
         assert EMOJI not in shown and "\\U0001f600" in shown  # what GBK lacks: an escape
     assert path.read_bytes() == before  # reading never writes
+
+
+SAID = {  # the end of the first line each command prints on the session above
+    "check": "；按角色：user 1 条、assistant 2 条、tool 1 条",
+    "show": "4 条消息，285 字符",
+    "show --units": "3 个单元",
+    "trim --max-chars 400": "保留 3/3 个单元、4/4 条消息，用了 285 字符",
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [(["--help"], 0), (["demo", "--help"], 0), (["chat", "--help"], 0),
+     (["repair", "torn.jsonl"], 0), (["trim", "session.jsonl"], 2),
+     (["trim", "session.jsonl", "--max-chars", "10"], 1), (["check", "missing.jsonl"], 1)],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)  # fmt: skip
+def test_the_clis_own_words_reach_a_gbk_console_as_themselves(
+    tmp_path: Path, command: list[str], code: int
+) -> None:
+    session_file(tmp_path)
+    (tmp_path / "torn.jsonl").write_bytes(b'{"role":"user","content":"x"}\n{"role":"us')
+    done = run_gbk("-m", "mini_agent", *command, cwd=tmp_path)
+    assert done.returncode == code
+    own = gbk_text(done.stderr if code else done.stdout)  # what the CLI says, not the file
+    assert re.search("[\u4e00-\u9fff]{4}", own), own  # Chinese, and as itself:
+    assert "\\u" not in own and "\\x" not in own, own  # nothing in it needed an escape
 
 
 def test_a_bad_line_is_reported_under_gbk_with_its_content_escaped(tmp_path: Path) -> None:
@@ -139,7 +168,7 @@ def test_the_demo_under_gbk_resumes_and_writes_utf8(tmp_path: Path) -> None:
             "-m", "mini_agent", "demo", "--session", "demo.jsonl", *arguments, cwd=tmp_path
         )
         assert done.returncode == 0, gbk_text(done.stderr)
-        gbk_text(done.stdout)
+        assert "这次运行前磁盘上有" in gbk_text(done.stdout)
     written = (tmp_path / "demo.jsonl").read_bytes()
     written.decode("utf-8")
     assert sum(isinstance(m, UserMessage) for m in load_session(tmp_path / "demo.jsonl")) == 3

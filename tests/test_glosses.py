@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,14 @@ from mini_agent import (
 from mini_agent.teaching.errors import show_error
 from mini_agent.teaching.glosses import gloss, gloss_text
 
+TRAILING_COMMA = (
+    "第 30 列应当是带双引号的键" if sys.version_info < (3, 13) else "第 29 列多了一个结尾逗号"
+)
 BROKEN = [
     ('{"role":"user","content":"a', "从第 26 列开始的字符串没有收尾的引号"),
     ('{"role":"user" "content":"a"}', "应当还有逗号或右括号"),
-    ('{"role":"user","content":"a",}', "第 30 列应当是带双引号的键"),
+    # Python 3.13's json names the trailing comma itself (3.12: "property name ... at column 30")
+    ('{"role":"user","content":"a",}', TRAILING_COMMA),
     ('{"role":"user","content":"a"}}', "后面还有多余的内容"),
     ("[1,", "应当出现一个 JSON 值"),
     ("[1]", "这一行是数组，不是 JSON 对象"),
@@ -146,3 +151,33 @@ def test_a_json_decode_error_of_the_standard_library_gets_its_gloss() -> None:
     with pytest.raises(json.JSONDecodeError) as caught:
         json.loads("\r")  # 07a: the empty CRLF line the chapter hands to JSON.parse
     assert gloss(caught.value) == "第 2 列应当出现一个 JSON 值"
+
+
+def test_the_kits_refusals_of_a_file_are_glossed_with_what_to_do(tmp_path: Path) -> None:
+    from mini_agent.refusals import refuse_linked, symlink_refused
+
+    assert (gloss(symlink_refused(tmp_path / "s.jsonl")) or "").startswith("这是符号链接")
+    (tmp_path / "a").touch()
+    (tmp_path / "b").hardlink_to(tmp_path / "a")
+    with pytest.raises(OSError) as linked:
+        refuse_linked((tmp_path / "a").stat(), tmp_path / "a")
+    assert (gloss(linked.value) or "").startswith("这个文件有 2 个名字（硬链接）")
+
+
+def test_a_failed_repair_step_is_glossed_with_the_systems_reason() -> None:
+    failed = OSError(28, "cannot write a backup of its torn last line: No space left on device")
+    assert gloss(failed) == "写不了写到一半的最后一行的备份：磁盘已满"
+
+
+def test_every_refusal_reason_of_repair_is_glossed(tmp_path: Path) -> None:
+    from mini_agent.repair import RepairRefusedError, repair_session
+
+    good = b'{"role":"user","content":"x"}\n'
+    for damage in [b'{"ro\n' + good, b'{"ro\n' + good + b'{"ro', b'{"ro\n', b'{"role":"x","content":"x"}',
+                   good + b"\0\0x", b'"role":1}', b"\xff{", b"{\x01"]:  # fmt: skip
+        path = tmp_path / "s.jsonl"
+        path.write_bytes(good + damage)
+        with pytest.raises(RepairRefusedError) as refused:
+            repair_session(path)
+        said = gloss_text(refused.value.reason)
+        assert said is not None and said.endswith("会指出每一行）"), refused.value.reason

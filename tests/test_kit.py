@@ -18,6 +18,8 @@ import pytest
 
 import kit
 
+from . import platforms
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -94,33 +96,33 @@ def test_the_full_tier_runs_every_test_and_notebook_in_one_pytest() -> None:
 def test_a_reader_without_node_is_told_what_was_skipped_and_how_to_enable_it() -> None:
     code, said = run_kit("test", "--quick", "--dry-run")
     assert code == 0, said
-    assert "would run lint" in said and "would run unit" in said
-    assert "skipped 1 part(s)" in said
-    assert "node" in said and "enable: python3 kit.py system" in said
+    assert "将运行 lint" in said and "将运行 unit" in said
+    assert "跳过了本机跑不了的 1 个部分" in said
+    assert "node" in said and "补上：python3 kit.py system" in said
     assert "apt-get" not in said  # the test command never installs system packages
 
 
 def test_the_default_test_command_lists_every_part_this_machine_lacks() -> None:
     code, said = run_kit("test", "--dry-run")
     assert code == 0, said
-    for name in ("node", "gbk", "pyodide", "site"):
+    for name in ("node", "gbk", "pyodide", "site", "windows"):
         assert f"\n  {name} " in said, said
-    skipped = int(said.split("skipped ", 1)[1].split(" ", 1)[0])
-    assert said.count("; enable: ") == skipped  # each with the one command that enables it
+    skipped = int(said.split("跳过了本机跑不了的 ", 1)[1].split(" ", 1)[0])
+    assert said.count("；补上：") == skipped  # each with the one command that enables it
 
 
 def test_in_ci_or_with_strict_a_part_that_cannot_run_fails_the_run() -> None:
     for arguments, ci in ((["--quick"], "true"), (["--strict"], None), (["--only", "node"], None)):
         code, said = run_kit("test", *arguments, "--dry-run", ci=ci)
         assert code == 1, said
-        assert "every selected part must run here" in said
+        assert "选中的每一部分都必须能在本机运行" in said
     code, said = run_kit("test", "--quick", "--dry-run", ci="false")
     assert code == 0, said
 
 
 def test_an_unknown_part_is_a_usage_error() -> None:
     code, said = run_kit("test", "--only", "lint,nope", "--dry-run")
-    assert code == 1 and "no such part: nope" in said
+    assert code == 1 and "没有这个部分：nope" in said
 
 
 def test_only_the_system_step_runs_apt_get() -> None:
@@ -163,3 +165,99 @@ def test_a_strict_run_fails_on_a_skipped_test_and_says_why(pytester: pytest.Pyte
     strict = pytester.runpytest_inprocess("-p", "tests.strict_skips", "--fail-on-skip")
     strict.assert_outcomes(passed=1, failed=1)
     strict.stdout.fnmatch_lines(["*skipped in a strict run (--fail-on-skip): *no Chromium here*"])
+
+
+def test_a_posix_only_skip_passes_a_strict_run_and_is_counted_by_reason(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(
+        test_marked="""
+        import pytest
+        from tests.platforms import posix_only
+
+        @posix_only("SIGKILL: Windows has none")
+        def test_kills():
+            pass
+
+        @posix_only("SIGKILL: Windows has none")
+        def test_kills_again():
+            pass
+
+        def test_needs_a_browser():
+            pytest.skip("no Chromium here")
+        """
+    )
+    options = ("-p", "tests.platforms", "-p", "tests.strict_skips", "--fail-on-skip")
+    monkeypatch.setitem(platforms.MARKS, "posix_only", ("POSIX-only: ", lambda: False))
+    here = pytester.runpytest_inprocess(*options)
+    here.assert_outcomes(passed=2, failed=1)  # not Windows: the marked tests run
+    assert "platform skips" not in here.stdout.str()
+    monkeypatch.setitem(platforms.MARKS, "posix_only", ("POSIX-only: ", lambda: True))
+    windows = pytester.runpytest_inprocess(*options)
+    windows.assert_outcomes(skipped=2, failed=1)  # the unmarked skip still fails
+    windows.stdout.fnmatch_lines(
+        ["platform skips: 2, by reason:", "    2 POSIX-only: SIGKILL: Windows has none"]
+    )
+
+
+def test_a_platform_mark_without_a_reason_is_refused() -> None:
+    with pytest.raises(ValueError, match="names its reason"):
+        platforms.posix_only(" ")
+
+
+def test_the_system_step_brings_wine_mingw_and_both_chinese_locales() -> None:
+    assert {"wine", "wine64", "gcc-mingw-w64-x86-64-win32"} <= set(kit.DEBIAN_PACKAGES)
+    assert kit.LOCALES == {"zh_CN.GBK": "GBK", "zh_CN.UTF-8": "UTF-8"}
+    assert kit.BY_NAME["windows"].tier == "full" and kit.BY_NAME["windows"].enable == kit.SYSTEM
+
+
+def test_a_windows_process_sees_code_page_936_and_none_of_this_pythons_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("PYTHONIOENCODING", "PYTHONUTF8", "VIRTUAL_ENV", "LC_ALL", "CI"):
+        monkeypatch.setenv(name, "x")
+    env = kit.wine_environment()
+    assert not {"PYTHONIOENCODING", "PYTHONUTF8", "VIRTUAL_ENV", "LC_ALL", "CI"} & set(env)
+    assert env["LANG"] == "zh_CN.UTF-8" and env["WINEDEBUG"] == "-all"
+    assert env["WINEPREFIX"] == str(kit.WINDOWS_CACHE / "prefix")
+    assert kit.winpath(Path("/work/kit/会话.jsonl")) == "Z:\\work\\kit\\会话.jsonl"
+
+
+def test_the_windows_figures_are_found_in_the_windows_output() -> None:
+    output = [
+        "tests\\test_visible.py ....ss..                    [ 98%]",
+        "platform skips: 3, by reason:",
+        "    2 POSIX-only: mode bits: Windows keeps only a read-only flag",
+        "    1 Wine cannot show: root ignores the read-only attribute",
+        "  - 3 nothing to do with it",
+        "=========== 1020 passed, 3 skipped in 233.10s (0:03:53) ===========",
+    ]
+    assert [line for line in output if kit.PLATFORM_SKIPS.match(line)] == output[1:4]
+    assert [line for line in output if kit._is_pytest_summary(line)] == output[-1:]
+    assert kit.WINESERVER_DUMP.match(b"0x565266d98c10:2: Async thread=0x565266da3310\n")
+    assert not any(kit.WINESERVER_DUMP.match(line.encode()) for line in output)
+
+
+@platforms.posix_only("the windows part runs Wine on Linux, from a git checkout")
+def test_the_windows_clone_holds_the_checkouts_files_and_drops_removed_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kit, "WINDOWS_CACHE", tmp_path)
+    (tmp_path / "kit").mkdir()
+    (tmp_path / "kit" / "gone.py").write_bytes(b"old")
+    (tmp_path / "kit-files.txt").write_text("gone.py\n", encoding="utf-8")
+    clone = kit.windows_checkout()
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode("utf-8")
+    for name in filter(None, tracked.split("\0")):
+        if (ROOT / name).is_file():
+            assert (clone / name).read_bytes() == (ROOT / name).read_bytes(), name
+    assert not (clone / "gone.py").exists()
+    assert not (clone / ".venv-dev").exists() and not (clone / ".git").exists()
+
+
+def test_a_windows_clone_keeps_lf_line_ends() -> None:
+    # Git for Windows converts to \r\n unless told; the windows part's copy has what git stores
+    lines = (ROOT / ".gitattributes").read_text(encoding="utf-8").splitlines()
+    assert "* text=auto eol=lf" in lines

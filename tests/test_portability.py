@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from . import portable_checks
+from .platforms import SIMULATION, posix_only
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS = Path(__file__).with_name("portable_checks.py")
@@ -52,6 +53,7 @@ PRELUDE = textwrap.dedent(
 )
 
 
+@posix_only(SIMULATION)
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_every_public_function_works_without_the_unix_only_pieces(
     tmp_path: Path, platform: str
@@ -67,6 +69,22 @@ def test_every_public_function_works_without_the_unix_only_pieces(
     assert report["has_lock"] is has_lock  # no flock: the documented fallback, not a crash
 
 
+def test_every_public_function_works_here_with_nothing_hidden(tmp_path: Path) -> None:
+    # the same checks on this system as it is: under Windows CPython, the real Windows case
+    run = subprocess.run(
+        [sys.executable, str(CHECKS), str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["passed"] == [check.__name__ for check in portable_checks.CHECKS]
+    assert report["platform"] == sys.platform
+
+
+@posix_only(SIMULATION)
 def test_the_prelude_really_hides_what_it_names(tmp_path: Path) -> None:
     # A check that cannot fail is worthless: the same prelude, then try the hidden pieces.
     code = PRELUDE.format(hidden=(*WINDOWS_OS, "link"), fcntl="missing", checks="", folder="")

@@ -34,6 +34,10 @@ from mini_agent.repair import RepairRefusedError, pieces, repair_session, why_no
 from mini_agent.session import SessionFormatError, parse_session_bytes
 
 from .helpers import multi_tool_history
+from .platforms import REAL_FAULTS, posix_only_module
+
+posix_only_module(REAL_FAULTS)
+assert sys.platform != "win32"  # mypy --platform win32: the rest of this file is POSIX only
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -161,8 +165,8 @@ def test_on_a_full_disk_repair_fails_naming_the_cause_and_leaves_nothing(
         run = cli("repair", "s.jsonl", cwd=small_disk)
         assert run.returncode == 1 and run.stdout == ""
         assert run.stderr == (
-            "python -m mini_agent: s.jsonl: cannot write a backup of its torn last line: "
-            "No space left on device\n"
+            "python -m mini_agent: 操作系统报错：s.jsonl: cannot write a backup of its torn last "
+            "line: No space left on device\n  释义：写不了写到一半的最后一行的备份：磁盘已满\n"
         )
         assert path.read_bytes() == torn and names(small_disk) == before
     filler.unlink()

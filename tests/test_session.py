@@ -28,6 +28,7 @@ from mini_agent import (
 from mini_agent.json_form import JSON, js_string
 
 from .helpers import multi_tool_history, write_lines
+from .platforms import MODE_BITS, posix_only
 
 USER = {"role": "user", "content": "x"}
 CALL = {"id": "a", "name": "read", "input": {"path": "a.txt"}}
@@ -375,6 +376,7 @@ def test_append_adds_no_blank_line_after_a_terminated_file(tmp_path: Path) -> No
     )
 
 
+@posix_only(MODE_BITS)
 def test_new_session_files_are_private(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     old = os.umask(0)
@@ -385,6 +387,7 @@ def test_new_session_files_are_private(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+@posix_only(MODE_BITS)
 def test_append_keeps_an_existing_files_mode(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.touch(mode=0o644)

@@ -43,6 +43,8 @@ from mini_agent.teaching.views import (
 )
 from mini_agent.visible import visible, visible_html, visible_json, visible_line, visible_text
 
+from .platforms import HOSTILE_NAMES, posix_only
+
 ESC_TITLE = "\x1b]0;pwned\x07"  # sets a terminal's title
 CLEAR = "\x1b[2J\x9b2J"  # clears the screen (7-bit and C1 CSI)
 RLO = "\u202e"  # `‮gnp.exe` displays as `exe.png`
@@ -213,6 +215,7 @@ def test_every_explorer_shows_nothing_raw_at_any_position(name: str) -> None:
 # --- the CLI --------------------------------------------------------------------------------
 
 NAME = os.fsencode(f"s{ESC_TITLE}{RLO}gnp.") + b"\xff.jsonl"  # not even UTF-8
+hostile_name = posix_only(HOSTILE_NAMES)
 
 
 def cli(*args: str | bytes, cwd: Path) -> tuple[int, str, str]:
@@ -244,10 +247,12 @@ def assert_cli_safe(run: tuple[int, str, str], code: int) -> None:
      (["trim", "--max-chars", "400"], 0), (["trim", "--max-chars", "9"], 1), (["repair"], 0)],
     ids=["check", "show", "show-units", "trim-all", "trim-some", "trim-error", "repair"],
 )  # fmt: skip
+@hostile_name
 def test_every_command_prints_nothing_raw(folder: Path, args: list[str], code: int) -> None:
     assert_cli_safe(cli(*args, NAME, cwd=folder), code)
 
 
+@hostile_name
 def test_errors_and_paths_print_nothing_raw(folder: Path) -> None:
     path = folder / os.fsdecode(NAME)
     load_session(path)  # the file is good so far
@@ -262,18 +267,20 @@ def test_errors_and_paths_print_nothing_raw(folder: Path) -> None:
     assert_cli_safe(cli("show", NAME, f"--bogus{RLO}\x1b", cwd=folder), 2)  # a usage error
 
 
+@hostile_name
 def test_repair_of_a_torn_line_prints_its_paths_escaped(folder: Path) -> None:
     with (folder / os.fsdecode(NAME)).open("a", encoding="utf-8") as file:
         file.write(f'{{"role":"user","content":"{RLO}')
     run = cli("repair", NAME, cwd=folder)
     assert_cli_safe(run, 0)
-    assert "cut the torn last line 6" in run[1]
+    assert "已把写到一半的最后一行（第 6 行，" in run[1]
 
 
+@hostile_name
 def test_the_demo_prints_its_path_escaped(tmp_path: Path) -> None:
     run = cli("demo", "--session", NAME, cwd=tmp_path)
     assert_cli_safe(run, 0)
-    assert run[1].splitlines()[0].endswith(": 0 messages on disk before this run")
+    assert run[1].splitlines()[0].endswith(": 这次运行前磁盘上有 0 条消息")
 
 
 # --- the escaping itself -------------------------------------------------------------------

@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -74,6 +76,10 @@ def load_session(path: str | Path) -> list[Message]:
         text = Path(path).read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return []  # ENOENT：首次启动，空会话
+    except PermissionError:  # Windows 打开目录报“拒绝访问”；Node 的 readFile 在哪里都报 EISDIR
+        if Path(path).is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)) from None
+        raise
     # 其他错误（权限、IO）原样向上抛，不吞
     lines = [line for line in text.split("\n") if line]  # text.split("\n").filter(Boolean)
     messages: list[Message] = []

@@ -1,4 +1,5 @@
-"""talk to a live OpenAI-compatible model: the chapter's loop, assembled by hand
+"""`python -m mini_agent chat`: talk to a live OpenAI-compatible model, the chapter's loop
+assembled by hand.
 
 The chapter leaves the assembly for later ("装配是下一章的事"): `run_agent` resumes and trims
 only when it is given `session_path` and `context_max_chars`. This command passes both, reads
@@ -7,6 +8,7 @@ per model request, how many messages are on disk and how many were sent.
 
 A failed request leaves its prompt on disk, unanswered. Run the same command again to resume:
 when the first prompt read equals the unanswered one, it is answered, not recorded twice.
+What it prints is worded in `teaching.cli_text`.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from ..json_form import JSON, stringify
 from ..messages import AssistantMessage, Message, UserMessage
 from ..model_client import StreamEvent, TextDelta
 from ..session import load_session
-from ..teaching.text import ENGLISH, request_line
+from ..teaching import cli_text as text
+from ..teaching.text import request_line
 from ..tools import Tool, as_object
 from ..visible import visible, visible_line, visible_text
 from .openai_client import (
@@ -35,6 +38,7 @@ from .openai_client import (
     DEFAULT_DEADLINE,
     DEFAULT_TIMEOUT,
     ModelClientError,
+    ModelHTTPError,
     OpenAICompatibleClient,
     check_base_url,
 )
@@ -61,88 +65,73 @@ DEMO_TOOLS = (
 )
 
 
-def _base_url(text: str) -> str:
+def _base_url(url: str) -> str:
     try:
-        check_base_url(text)
+        check_base_url(url)
     except ValueError as err:  # its message never quotes the URL's credentials
-        raise argparse.ArgumentTypeError(str(err)) from None
-    return text
+        raise argparse.ArgumentTypeError(text.bad_base_url(str(err))) from None
+    return url
 
 
 def _named(what: str, check: Callable[[str], bool]) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if not check(text):
-            raise argparse.ArgumentTypeError(f"not {what}: {visible_line(text, 60)!r}")
-        return text
+    def parse(value: str) -> str:
+        if not check(value):
+            raise argparse.ArgumentTypeError(text.not_a(what, repr(visible_line(value, 60))))
+        return value
 
     return parse
 
 
-_path = _named("a file path", lambda text: text != "" and "\0" not in text)
-_model = _named("a model name", lambda text: text.strip() != "" and text.isprintable())
+_path = _named(text.FILE_PATH, lambda value: value != "" and "\0" not in value)
+_model = _named(text.MODEL_NAME, lambda value: value.strip() != "" and value.isprintable())
 _variable = _named(
-    "an environment variable name",
-    lambda text: text != "" and "=" not in text and "\0" not in text,
+    text.VARIABLE_NAME,
+    lambda value: value != "" and "=" not in value and "\0" not in value,
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `chat` subcommand's options. Every usage error is argparse's: exit 2, nothing
-    read from stdin and nothing written."""
+    """The `chat` subcommand's options (and its description). Every usage error is
+    argparse's: exit 2, nothing read from stdin and nothing written."""
+    said = text.CHAT_HELP
+    parser.description = text.CHAT_DESCRIPTION
     parser.add_argument(
         "--session",
         required=True,
-        type=lambda text: Path(_path(text)),
-        help="JSONL session file: loaded, then appended",
+        type=lambda value: Path(_path(value)),
+        metavar="FILE",
+        help=said["--session"],
     )
     parser.add_argument(
-        "--max-chars",
-        type=positive_int,
-        default=None,
-        help="context budget in characters for each request (default: send everything)",
+        "--max-chars", type=positive_int, default=None, metavar="N", help=said["--max-chars"]
     )
     parser.add_argument(
-        "--base-url",
-        required=True,
-        type=_base_url,
-        help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1 (llama.cpp), "
-        "http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8000/v1 (vLLM)",
+        "--base-url", required=True, type=_base_url, metavar="URL", help=said["--base-url"]
     )
-    parser.add_argument("--model", required=True, type=_model, help="model name the server knows")
+    parser.add_argument("--model", required=True, type=_model, metavar="NAME", help=said["--model"])
     parser.add_argument(
         "--api-key-env",
         type=_variable,
         default=DEFAULT_API_KEY_ENV,
         metavar="NAME",
-        help="environment variable holding the API key; unset: no key is sent "
-        "(default: %(default)s)",
+        help=said["--api-key-env"],
     )
-    parser.add_argument(
-        "--demo-tools",
-        action="store_true",
-        help="offer the model a harmless count_chars tool, so tool units appear in the session",
-    )
+    parser.add_argument("--demo-tools", action="store_true", help=said["--demo-tools"])
     parser.add_argument(
         "--timeout",
         type=positive_float,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help="give up when the server sends no reply data for this long; keep-alive "
-        "comments do not count (default: %(default)s)",
+        help=said["--timeout"],
     )
     parser.add_argument(
         "--deadline",
         type=positive_float,
         default=DEFAULT_DEADLINE,
         metavar="SECONDS",
-        help="give up on a model request that takes longer than this in all (default: %(default)s)",
+        help=said["--deadline"],
     )
-    parser.add_argument(
-        "--fsync",
-        action="store_true",
-        help="sync every record to the disk before going on: it then survives a power cut "
-        "or a crash of the machine, at a cost in speed",
-    )
+    parser.add_argument("--fsync", action="store_true", help=said["--fsync"])
 
 
 class _Echo:
@@ -164,7 +153,7 @@ class _Echo:
                     call = event.call
                     said = self.inner.redact(f"{call.name} {stringify(call.input)}")
                     shown = visible_line(said, 200)
-                    self.notes.write(f"[tool call] {shown}\n")
+                    self.notes.write(text.chat_tool_call(shown) + "\n")
                 yield event
         finally:
             if printed:
@@ -196,15 +185,15 @@ def run(args: argparse.Namespace) -> int:
             deadline=args.deadline,
         )
     except ValueError as err:  # a caller that did not parse with `add_arguments`
-        notes.write(f"error: --base-url: {err}\n")
+        notes.write(text.chat_error(text.CHAT_BAD_BASE_URL, str(err)) + "\n")
         return EXIT_USAGE
     except ModuleNotFoundError as err:
-        notes.write(f"error: {err}\n")
+        notes.write(text.chat_error(text.CHAT_MISSING_EXTRA, str(err)) + "\n")
         return 1
     with live:
         # A bad file: `main` reports FILE:LINE and the bad line.
         on_disk = load_session(args.session)
-        notes.write(f"session {visible(str(args.session))}: {len(on_disk)} messages on disk\n")
+        notes.write(text.chat_loaded(visible(str(args.session)), len(on_disk)) + "\n")
         return _chat(args, live, out, notes, unanswered_prompt(on_disk))
 
 
@@ -223,7 +212,7 @@ def _chat(
     def summarise(messages: Sequence[Message], context: Sequence[Message]) -> None:
         nonlocal requests
         requests += 1
-        notes.write(request_line(requests, messages, context, budget, ENGLISH) + "\n")
+        notes.write(request_line(requests, messages, context, budget) + "\n")
         notes.flush()
 
     client = _Echo(live, out, notes)
@@ -236,7 +225,7 @@ def _chat(
             prompts += 1
             rerun = prompts == 1 and prompt == unanswered  # answer it, do not repeat it
             if rerun:
-                notes.write("the session ends with this prompt, unanswered: answering it\n")
+                notes.write(text.CHAT_ANSWERING + "\n")
             run_agent(
                 None if rerun else prompt,  # None: the prompt is on disk already
                 client=client,
@@ -247,30 +236,40 @@ def _chat(
                 fsync=args.fsync,
             )
     except ModelClientError as err:
-        notes.write(f"error: {err}\nnothing of the failed reply was recorded; ")
-        notes.write(f"its prompt is on disk, unanswered\n{_resume(session, prompts)}")
+        lead = _model_error_lead(err, args.api_key_env)
+        _tell(notes, [text.chat_error(lead, str(err)), text.CHAT_REPLY_LOST], session, prompts)
         return 1
     except AgentTurnLimitError as err:
-        notes.write(f"error: {err}\nits tool units are on disk, its final answer is not\n")
-        notes.write(_resume(session, prompts))
+        said = [text.chat_error(text.CHAT_TURN_LIMIT, str(err)), *text.gloss_lines(err)]
+        _tell(notes, [*said, text.CHAT_TOOLS_KEPT], session, prompts)
         return 1
     except ContextBudgetError as err:
-        notes.write(f"error: {err}\nthe prompt is on disk, unanswered\n")
-        notes.write(_resume(session, prompts, " with a larger --max-chars"))
+        said = text.budget_error(visible(str(session)), err, budget)
+        _tell(notes, [*said, text.CHAT_PROMPT_KEPT], session, prompts, text.CHAT_LARGER_BUDGET)
         return 1
     except UnicodeDecodeError as err:
-        notes.write(f"error: stdin is not UTF-8 text ({err.reason}); that line was not sent\n")
+        notes.write(text.chat_not_utf8(err.reason) + "\n")
         return 1
     except KeyboardInterrupt:
-        notes.write(f"interrupted\n{_resume(session, prompts) if prompts else ''}")
+        _tell(notes, [text.CHAT_INTERRUPTED], session, prompts if prompts else None)
         return 130
     return 0
 
 
-def _resume(session: Path, prompts: int, change: str = "") -> str:
-    """How to go on after prompt number `prompts` of this run failed: send it again first."""
-    again = "run the same command again" if prompts == 1 else f"send prompt {prompts} again first"
-    return (
-        f"to resume, {again}{change}: a first prompt equal to the unanswered one is "
-        f"answered from {visible(str(session))}, not recorded twice\n"
-    )
+def _tell(
+    notes: TextIO, lines: Sequence[str], session: Path, prompts: int | None, change: str = ""
+) -> None:
+    """What failed, then how to go on after prompt number `prompts` of this run (none when no
+    prompt was read): send it again first."""
+    if prompts is not None:
+        lines = [*lines, text.chat_resume(visible(str(session)), prompts, change)]
+    notes.write("".join(line + "\n" for line in lines))
+
+
+def _model_error_lead(err: ModelClientError, key_variable: str) -> str:
+    """The Chinese lead-in of a model request's failure: its kind (the most specific one
+    `cli_text` names), or the key's, for an HTTP 401 or 403."""
+    if isinstance(err, ModelHTTPError) and err.status in (401, 403):
+        return text.model_key_refused(key_variable)
+    kinds = (text.MODEL_ERRORS.get(kind.__name__) for kind in type(err).__mro__)
+    return next(lead for lead in kinds if lead is not None)

@@ -13,6 +13,7 @@ the other way round.
 - `samples`: the shared sample session and the chapter's picture; `demo06`: notebook 06's
   scenario, re-runnable; `demo`: the CLI's `demo` command; `watch`: a client that reads the
   session file at every request;
-- `text`: every word a reader sees (Chinese; English for the CLI); `style`: colours, scale
-  and `set_display` (one kernel's views only; the class's projector switch is the browser's zoom).
+- `text`: every word a reader sees in a notebook; `cli_text`: every word the command line prints
+  (both Chinese); `style`: colours, scale and `set_display` (one kernel's views only; the
+  class's projector switch is the browser's zoom).
 """

@@ -11,6 +11,7 @@ import json
 import re
 
 from ..context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
+from ..repair import ADVICE
 from ..session import INVALID_JSON, INVALID_RECORD
 from ..visible import visible_text
 
@@ -127,6 +128,79 @@ WHOLE: tuple[tuple[str, str], ...] = (
     (r"No space left on device", "磁盘已满"),
     (r"File too large", "文件超过了允许的大小上限"),
     (r"Read-only file system", "文件系统是只读的"),
+    # the kit's refusals of a path (`refusals`): what to do is the point
+    (
+        r"a symbolic link: sessions are not followed through links.*",
+        "这是符号链接：会话从不经过链接读写（在共享文件夹里，链接可能指向你的某个文件）；"
+        "请写文件本身的路径，并放在只有你能写的文件夹里",
+    ),
+    (
+        r"the file has (\d+) names \(hard links\).*",
+        r"这个文件有 \1 个名字（硬链接）：追加会同时改动另外那些文件；"
+        r"把它复制成单独的一个文件（`cp FILE NEW`）再用",
+    ),
+    (
+        r"owned by uid (\d+), not by you \(uid (\d+)\).*",
+        r"文件属于 uid \1，不是你（uid \2）：拒绝写入别的用户掌控的会话；"
+        r"把会话放在只有你能写的文件夹里",
+    ),
+    (
+        r"mode (\d+) lets others write it.*",
+        r"权限 \1 允许别人写它，里面的内容可能是别人写的：拒绝追加；"
+        r"如果你信任它的内容，先 `chmod 600` 它",
+    ),
+    (
+        r".* is a symbolic link of uid (\d+) in a folder others may write.*",
+        r"路径经过一个属于 uid \1、放在别人也能写的文件夹里的符号链接：拒绝经过它创建会话；"
+        r"换一个你自己的文件夹",
+    ),
+)
+
+# `repair`'s refusals: what is damaged, then what repair cuts and how to keep what is readable
+REPAIR_REASONS: tuple[tuple[str, str], ...] = (
+    (
+        r"line (\d+) is damaged, not only the torn last line (\d+)",
+        r"第 \1 行坏了，坏的不只是写到一半的最后一行（第 \2 行）",
+    ),
+    (
+        r"line (\d+), the last line, is damaged but complete: it ends with its newline, "
+        r"which a torn write never does",
+        r"最后一行（第 \1 行）坏了，却是完整的：它以换行结尾，写到一半的行不会这样",
+    ),
+    (r"line (\d+) is damaged, and it is not the last line", r"第 \1 行坏了，而它不是最后一行"),
+)
+_NOT_TORN_LINE = re.compile(r"the last line (\d+) is not a torn record: (.*)", re.S)
+NOT_TORN: tuple[tuple[str, str], ...] = (  # why a last line is not a torn record (`torn`)
+    (r"it is complete JSON, but not a record", "它是完整的 JSON，却不是一条记录"),
+    (r"it does not start with `\{`, as every record does", "每条记录都以 `{` 开头，它不是"),
+    (
+        r"it holds a control byte \(a NUL\?\), which no record holds",
+        "它含有控制字节（NUL？），记录里不会有",
+    ),
+    (r"it is not UTF-8", "它不是 UTF-8"),
+    (r"a complete JSON value is followed by more bytes", "一个完整的 JSON 值后面还跟着别的字节"),
+    (r"it breaks at column (\d+), not where it ends", r"它断在第 \1 列，而不是断在行尾"),
+    (
+        r"every byte of the file is NUL: no record survived; move the file away",
+        "文件的每个字节都是 NUL：一条记录也没留下；把这个文件挪走",
+    ),
+)
+REPAIR_NULS = " (NUL bytes where records should be: a crash of a file system lost them)"
+REPAIR_ONLY = ": repair only cuts a torn last line"
+REPAIR_ADVICE = f"; {ADVICE}"
+REPAIR_ADVICE_GLOSS = (
+    "要保留还能读的部分：先复制这个文件，再在编辑器里删掉坏的行"
+    "（`python -m mini_agent check FILE` 会指出每一行）"
+)
+# a step of `repair_session` that the system refused, as its OSError names it
+REPAIR_STEPS: tuple[tuple[str, str], ...] = (
+    ("cannot remove what an interrupted repair left", "清不掉上次被打断的修复留下的文件"),
+    ("cannot write a backup of its torn last line", "写不了写到一半的最后一行的备份"),
+    ("cannot cut its torn last line", "剪不掉写到一半的最后一行"),
+    (
+        "cut its torn last line, but cannot sync the cut",
+        "剪掉了写到一半的最后一行，却没能同步到磁盘",
+    ),
 )
 
 _PHRASED = re.compile(
@@ -146,8 +220,44 @@ def _first(table: tuple[tuple[str, str], ...], text: str) -> str | None:
     return None
 
 
+def _repair_reason(text: str) -> str | None:
+    """The Chinese of a `RepairRefusedError.reason`, or `None` when it is not one."""
+    advice = text.endswith(REPAIR_ADVICE)
+    text = text.removesuffix(REPAIR_ADVICE)
+    last = _NOT_TORN_LINE.fullmatch(text)
+    if last is not None:
+        why = _first(NOT_TORN, last.group(2))
+        said = (
+            None if why is None else f"最后一行（第 {last.group(1)} 行）不是写到一半的记录：{why}"
+        )
+    else:
+        rest = text.removesuffix(REPAIR_ONLY)
+        core = rest.removesuffix(REPAIR_NULS)
+        said = _first(REPAIR_REASONS, core)
+        if said is not None:
+            said += (
+                "（本该是记录的地方是 NUL 字节：文件系统崩溃时丢了它们）" if rest != core else ""
+            )
+            said += "：repair 只剪掉写到一半的最后一行" if text != rest else ""
+    if said is None:
+        return None
+    return f"{said}；{REPAIR_ADVICE_GLOSS}" if advice else said
+
+
+def _os_strerror(text: str) -> str | None:
+    """An OSError's text: the system's words, or a repair step and then the system's words."""
+    for step, meaning in REPAIR_STEPS:
+        if text.startswith(f"{step}: "):
+            reason = _first(WHOLE, text.removeprefix(f"{step}: "))
+            return f"{meaning}：{reason}" if reason else meaning
+    return _first(WHOLE, text)
+
+
 def gloss_text(text: str) -> str | None:
     """The Chinese meaning of an error message, or `None` when it is not one we know."""
+    repair = _repair_reason(text)
+    if repair is not None:
+        return repair
     arguments = _ARGUMENTS.fullmatch(text)
     if arguments is not None:
         tool, detail = arguments.groups()
@@ -170,7 +280,7 @@ def gloss(error: BaseException) -> str | None:
     """The Chinese gloss of `error`'s message (an OSError: of its strerror; a `json` decoding
     error: of its message and column, as the session's details say them)."""
     if isinstance(error, OSError) and error.strerror:
-        return _first(WHOLE, error.strerror)
+        return _os_strerror(error.strerror)
     if isinstance(error, json.JSONDecodeError):
         return _first(DETAILS, f"{error.msg} at column {error.colno}")
     return gloss_text(str(error))

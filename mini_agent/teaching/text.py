@@ -2,18 +2,15 @@
 
 Views, the scan trace, the steppers, the widgets and the exercise reports take their wording
 from `words()`, never from a literal of their own. Code, identifiers, JSON and the chapter's
-error phrases stay as they are. The CLI speaks English: it runs inside `english()`, and
-`EnglishWords` re-words what the CLI prints (the session, unit and trim views, the demo's
-request lines); everything the CLI never shows exists in Chinese only.
+error phrases stay as they are. The CLI prints the same views in the same words; its own
+lines (help, summaries, errors) are in `cli_text`.
 
 `PASS` / `FAIL` stay as they are in exercise reports: the marks every test runner prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from typing import Final
 
 from ..context import estimate_context_chars
@@ -322,72 +319,12 @@ class Words:
     sample_emoji: str = "emoji"
 
 
-class EnglishWords(Words):
-    """The CLI's wording: only what `show`, `trim` and `demo` print is re-worded."""
-
-    def chars(self, count: int) -> str:
-        return f"{count} chars"
-
-    def messages_chars(self, count: int, chars: int) -> str:
-        return f"{count} messages, {chars} chars"
-
-    def units(self, count: int) -> str:
-        return f"{count} unit" if count == 1 else f"{count} units"
-
-    def unit(self, number: int | str) -> str:
-        return f"unit {number}"
-
-    kept = "kept   "
-    dropped = "dropped"
-
-    def trim_summary(
-        self, budget: int, kept_units: int, units: int, kept: int, messages: int, used: int
-    ) -> str:
-        return (
-            f"budget {budget} chars: kept {kept_units} of {units} units, "
-            f"{kept} of {messages} messages, {used} chars used"
-        )
-
-    def trim_error(self, budget: int, error: str) -> str:
-        return f"budget {budget} chars: {error}"
-
-    def older_dropped(self, count: int, chars: int) -> str:
-        return f"… {count} older units dropped, {chars} chars"
-
-    def newer_kept(self, count: int, chars: int) -> str:
-        return f"… {count} newer units kept, {chars} chars"
-
-    def budget(self, budget: Budget) -> str:
-        return "no budget" if budget is None else f"budget {budget}"
-
-    def request_line(
-        self, number: int, disk: int, disk_chars: int, sent: int, sent_chars: int, budget: Budget
-    ) -> str:
-        limit = "" if isinstance(budget, _Unstated) else f" ({self.budget(budget)})"
-        return (
-            f"[request {number}] on disk: {self.messages_chars(disk, disk_chars)}; "
-            f"sent: {self.messages_chars(sent, sent_chars)}{limit}"
-        )
-
-
 CHINESE: Final = Words()
-ENGLISH: Final = EnglishWords()
-_current: ContextVar[Words] = ContextVar("mini_agent_teaching_words", default=CHINESE)
 
 
 def words() -> Words:
-    """The wording in force: Chinese, unless inside `english()`."""
-    return _current.get()
-
-
-@contextmanager
-def english() -> Iterator[None]:
-    """Speak English inside this block (the CLI's commands run in one)."""
-    token = _current.set(ENGLISH)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    """The wording: `Words`, the one place to change a word."""
+    return CHINESE
 
 
 def request_line(
@@ -395,12 +332,10 @@ def request_line(
     disk: Sequence[Message],
     sent: Sequence[Message],
     budget: Budget = UNSTATED,
-    wording: Words | None = None,
 ) -> str:
     """One line: what is on disk beside what request `number` sent — the one printer that the
-    demo, the run stepper, `RunView` and `chat` share. `wording`: `ENGLISH` for the CLI;
-    default `words()`."""
-    return (wording or words()).request_line(
+    demo, the run stepper, `RunView` and `chat` share."""
+    return words().request_line(
         number,
         len(disk),
         estimate_context_chars(disk),

@@ -20,7 +20,7 @@ def unavailable_reason() -> str | None:
     """Why file permissions cannot refuse a read here (said in Chinese), or `None`."""
     if sys.platform == "emscripten":
         return "浏览器里没有文件权限，也不能启动子进程：这个单元格要在 JupyterLab 里运行才能看到 PermissionError。"
-    if os.name == "nt":
+    if sys.platform == "win32":
         return "Windows 的 chmod 只能设只读，挡不住读取：这个单元格要在 Linux 或 macOS 上运行才能看到 PermissionError。"
     return None
 
@@ -30,7 +30,10 @@ def run_unprivileged(action: Callable[[], object]) -> str:
 
     Not root: in this process. Root: in a forked child that becomes `nobody` first. An
     exception in the action propagates (from the child, as a `RuntimeError` with its text).
+    Windows has neither fork nor users to drop to: `unavailable_reason()` says so first.
     """
+    if sys.platform == "win32":
+        raise NotImplementedError(unavailable_reason())
     if os.geteuid() != 0:
         return repr(action())
     read_end, write_end = os.pipe()

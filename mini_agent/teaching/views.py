@@ -165,21 +165,26 @@ class TrimView:
         return context_units(self.messages)
 
     @cached_property
-    def _outcome(self) -> list[Message] | str:
+    def _outcome(self) -> list[Message] | ContextBudgetError:
         try:
             return trim_context(self.messages, self.max_chars)
         except ContextBudgetError as err:
-            return str(err)
+            return err.with_traceback(None)  # kept without the frames it was raised in
 
     @property
     def kept(self) -> list[Message] | None:
         """The trimmed context, or `None` when the budget cannot hold one."""
-        return None if isinstance(self._outcome, str) else self._outcome
+        return None if isinstance(self._outcome, ContextBudgetError) else self._outcome
+
+    @property
+    def failure(self) -> ContextBudgetError | None:
+        """The budget error itself (its `needed` too), when the budget cannot hold a context."""
+        return self._outcome if isinstance(self._outcome, ContextBudgetError) else None
 
     @property
     def error(self) -> str | None:
         """The chapter's budget error, when the budget cannot hold a context."""
-        return self._outcome if isinstance(self._outcome, str) else None
+        return None if self.failure is None else str(self.failure)
 
     @cached_property
     def _rows(self) -> list[tuple[int, list[Message], int, bool]]:

@@ -1,0 +1,302 @@
+"""Every word the command line prints, in Simplified Chinese: `python -m mini_agent …`.
+
+`mini_agent.cli` (check, show, trim, repair), `teaching.demo` and `live.chat` take their
+wording from here; the session, unit and trim views they print speak as in notebooks
+(`text.words()`). Kept as they are: command and option names, metavars (`FILE`, `N`), paths,
+JSON, role names, and the chapter's English error phrases — each followed by its 释义 from
+`glosses`, the one definition notebooks use too. What the operating system, a model server or
+a library refusal says in English stays as said, after a Chinese lead-in that names the kind
+of problem, and with a 释义 where `glosses` has one.
+
+Punctuation: a colon after a Chinese word is `：`, after a path, a program or an option `: `
+(as Chinese GNU tools print `ls: 无法访问 'x': 没有那个文件或目录`); `FILE:LINE:` stays the
+form editors and CI parse. The help texts are wrapped by hand (a Chinese character takes two
+columns, which argparse's wrapping cannot know): every line fits 80 columns (a test checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from ..context import ContextBudgetError
+from .glosses import gloss, gloss_text
+from .text import CHINESE
+
+# --- argparse's own words ---------------------------------------------------------------------
+# Keyed by exactly the string argparse hands to gettext (`%` placeholders and all): the CLI's
+# parser and formatter look them up, nothing is patched (a test checks every key against the
+# argparse of the Python that runs it, and that every other string it has is one our parsers
+# cannot reach).
+ARGPARSE: Final[dict[str, str]] = {
+    "usage: ": "用法：",
+    "positional arguments": "位置参数",
+    "options": "选项",
+    "show this help message and exit": "显示这段帮助并退出",
+    "%(prog)s: error: %(message)s\n": "%(prog)s: 错误：%(message)s\n",
+    "argument %(argument_name)s: %(message)s": "参数 %(argument_name)s: %(message)s",
+    "the following arguments are required: %s": "缺少必需的参数：%s",
+    "unrecognized arguments: %s": "不认识的参数：%s",
+    "invalid choice: %(value)r (choose from %(choices)s)": "没有这个选择：%(value)r（可选：%(choices)s）",
+    "invalid %(type)s value: %(value)r": "不是有效的 %(type)s 值：%(value)r",
+    "expected one argument": "后面要跟一个值",
+    "expected at most one argument": "后面最多跟一个值",
+    "expected at least one argument": "后面至少要跟一个值",
+    "ignored explicit argument %r": "这个选项不带值，却给了 %r",
+    "ambiguous option: %(option)s could match %(matches)s": "选项有歧义：%(option)s 可能是 %(matches)s",
+}
+
+# --- the program's help ------------------------------------------------------------------------
+
+PROGRAM_DESCRIPTION: Final = (
+    "第 34 章的会话文件（JSONL），在命令行里查看和处理。\n每个命令的用法：COMMAND --help。"
+)
+EXIT_CODES: Final = """\
+退出码：
+  0  成功：会话能加载，上下文装得下，修复已完成或无需修复
+  1  会话有问题（坏行、拒绝修复）、预算装不下，或者操作系统报错
+     （文件不存在、没有权限、是目录……）：stderr 上说明原因，附中文释义
+  2  用法错误（不认识的选项、不对的参数）"""
+FILE_HELP: Final = "会话文件（JSONL）"
+
+
+@dataclass(frozen=True)
+class CommandText:
+    """A subcommand's line in the program's help, and the head of its own `--help`."""
+
+    help: str
+    description: str = ""
+
+
+COMMANDS: Final[dict[str, CommandText]] = {
+    "check": CommandText(
+        "严格加载每一行；按角色统计消息数",
+        "严格加载 FILE，按角色统计消息数。遇到坏行，按编辑器和 CI 认得的格式\n"
+        "输出 FILE:LINE: 和本章的错误原话，下面一行是中文释义，再下面是这一行\n"
+        "的摘录（控制字符和格式字符显示成转义）。",
+    ),
+    "show": CommandText(
+        "逐条列出消息（或加 --units：一致单元）",
+        "列出 FILE 的每条消息和它在磁盘上占的字符数；加 --units，则列出\n"
+        "trim_context 整个保留或整个丢弃的一致单元。",
+    ),
+    "trim": CommandText(
+        "看一个预算逐单元保留、丢弃了什么",
+        "输出 trim_context(messages, N) 会发送什么：保留和丢弃的单元、用了多少\n"
+        "字符；或者本章的预算错误（退出码 1），并说明最新的一致单元要多少字符。",
+    ),
+    # demo and chat: their descriptions are set by their own `add_arguments`
+    "demo": CommandText("在会话文件上跑一段脚本化的多工具对话；再运行一次即从磁盘续接"),
+    "chat": CommandText("对接真实的 OpenAI 兼容模型：本章的循环，手工装配"),
+    "repair": CommandText(
+        "把写到一半的最后一行剪进备份文件；其他损坏一律拒绝",
+        "最后一行是被打断的追加留下的半条记录时（以 `{` 开头、没有换行、写到\n"
+        "一半就断了），先把它复制到 FILE.torn（已有就用 FILE.torn.2……）并同步\n"
+        "到磁盘，再从 FILE 原地剪掉它并同步。其他损坏一律拒绝（退出码 1，FILE\n"
+        "不动）。没有可剪的：退出码 0，FILE 不动。修复失败时 FILE 保持原样，\n"
+        "旁边也不留东西；被杀掉的修复留下的，下一次运行会清掉或用上。",
+    ),
+}
+UNITS_HELP: Final = "按一致单元分组列出"
+TRIM_BUDGET_HELP: Final = "预算（字符数）"
+
+# --- argument types (cli_arguments, chat) ------------------------------------------------------
+INTEGER: Final = "整数"
+NUMBER: Final = "数"
+FILE_PATH: Final = "文件路径"
+MODEL_NAME: Final = "模型名"
+VARIABLE_NAME: Final = "环境变量名"
+
+
+def not_a(kind: str, shown: str) -> str:
+    """`shown` (the argument as typed, quoted and escaped) is not a `kind`."""
+    return f"不是{kind}：{shown}"
+
+
+def not_positive(text: str) -> str:
+    return f"必须大于 0，这里是 {text!r}"
+
+
+BAD_BASE_URL: Final = "不是可用的地址"
+
+
+def bad_base_url(detail: str) -> str:
+    """`detail`: the live client's reason, in English (it never quotes a URL's secrets)."""
+    return f"{BAD_BASE_URL}：{detail}"
+
+
+# --- check, show, trim -------------------------------------------------------------------------
+
+
+def check_summary(path: str, count: int, chars: int, roles: Mapping[str, int]) -> str:
+    by_role = "、".join(f"{role} {roles.get(role, 0)} 条" for role in ("user", "assistant", "tool"))
+    return f"{path}: {CHINESE.messages_chars(count, chars)}；按角色：{by_role}"
+
+
+def gloss_lines(error: BaseException | str) -> list[str]:
+    """The line under a shown error (or an error's text), `释义：…`, indented as the CLI's
+    notes are; none when `glosses` does not know it."""
+    meaning = gloss_text(error) if isinstance(error, str) else gloss(error)
+    return [] if meaning is None else [f"  释义：{meaning}"]
+
+
+def torn_hint(command: str) -> str:
+    """Under a bad last line that `repair` would cut; `command` is the repair to run."""
+    return f"  最后一行不完整（写的时候被打断了？）：`{command}` 会把它移进备份文件"
+
+
+def budget_error(where: str, error: ContextBudgetError, budget: int | None) -> list[str]:
+    """The lines on stderr when `budget` cannot hold a context: the chapter's phrase, its
+    释义, and how big the newest unit is — the smallest budget that holds it."""
+    lines = [f"{where}: {error}", *gloss_lines(error)]
+    if error.needed is not None:
+        said = f"预算 {budget} 字符装不下：" if budget is not None else ""
+        needed = error.needed
+        lines.append(f"  {said}最新的一致单元要 {needed} 个字符，--max-chars 至少 {needed}")
+    return lines
+
+
+# --- repair ------------------------------------------------------------------------------------
+
+
+def repair_cut(path: str, line: int, cut: int, backup: str, loaded: int) -> str:
+    return (
+        f"{path}: 已把写到一半的最后一行（第 {line} 行，{cut} 字节）剪进 {backup}；"
+        f"现在能加载 {loaded} 条消息"
+    )
+
+
+def repair_nothing(path: str, loaded: int) -> str:
+    return f"{path}: 没有要修复的地方；能加载 {loaded} 条消息"
+
+
+REPAIR_REFUSED: Final = "拒绝修复，文件原样未动"
+
+
+def repair_refused(path: str, reason: str) -> str:
+    """A refused repair: `reason` is `repair`'s own (English), its 释义 follows."""
+    return f"{path}: {REPAIR_REFUSED}：{reason}"
+
+
+# --- errors the program reports ----------------------------------------------------------------
+
+OS_ERROR: Final = "操作系统报错"
+REFUSED_FILE: Final = "拒绝使用这个文件"
+
+
+def os_error(prog: str, lead: str, detail: str) -> str:
+    return f"{prog}: {lead}：{detail}"
+
+
+# --- demo --------------------------------------------------------------------------------------
+
+
+def demo_description(budget: int) -> str:
+    return (
+        "每次运行通过 run_agent 发一条提问：模型是脚本化的，有两个小工具（read、\n"
+        "grep），每条消息都追加到 --session FILE。再运行一次，就读回上次写下的\n"
+        "内容，接着发脚本里的下一条提问（三条轮流），会话跨运行增长。每次请求\n"
+        "模型，都输出磁盘上有什么、发出了什么；加了 --max-chars，上下文先裁剪\n"
+        "到这个预算，两者就不同了。\n"
+        f"本演示的每次请求都装得下的最小预算：--max-chars {budget}。"
+    )
+
+
+DEMO_SESSION_HELP: Final = "会话文件（JSONL）：先加载，再追加"
+
+
+def demo_budget_help(budget: int) -> str:
+    return f"每次请求都裁剪到这个预算（默认：全部发出）；\n本演示至少要 {budget}"
+
+
+def demo_before(path: str, count: int) -> str:
+    return f"{path}: 这次运行前磁盘上有 {count} 条消息"
+
+
+def demo_after(path: str, count: int, chars: int) -> str:
+    return f"{path}: 磁盘上现在有 {CHINESE.messages_chars(count, chars)}"
+
+
+def said_by(role: str, text: str) -> str:
+    """A message of the conversation, after its role (a name that stays as on disk)."""
+    return f"{role}: {text}"
+
+
+# --- chat --------------------------------------------------------------------------------------
+
+CHAT_DESCRIPTION: Final = """\
+本章把装配留给了下一章（“装配是下一章的事”）：只有给了 session_path 和
+context_max_chars，run_agent 才续接、才裁剪。这个命令两样都传：从标准输入
+每行读一条提问，把模型的文字流式输出到标准输出；每次请求模型，都在 stderr
+上报告磁盘上有几条消息、发出了几条。
+
+请求失败时，它的提问留在磁盘上，还没有回答。同样的命令再运行一次即可续接：
+读到的第一条提问与没回答的那条相同时，回答它，不会记录两次。"""
+CHAT_HELP: Final[dict[str, str]] = {
+    "--session": "会话文件（JSONL）：先加载，再追加",
+    "--max-chars": "每次请求的上下文预算，按字符数（默认：全部发出）",
+    "--base-url": "OpenAI 兼容接口的根地址，例如\n"
+    "http://127.0.0.1:8080/v1（llama.cpp）、\n"
+    "http://127.0.0.1:11434/v1（Ollama）、\n"
+    "http://127.0.0.1:8000/v1（vLLM）",
+    "--model": "服务端认得的模型名",
+    "--api-key-env": "存放 API key 的环境变量；没设置就不发 key\n（默认：%(default)s）",
+    "--demo-tools": "给模型一个无害的 count_chars 工具，\n会话里就会出现工具单元",
+    "--timeout": "服务端这么久没发来回复数据就放弃；\n保活注释不算（默认：%(default)s）",
+    "--deadline": "一次模型请求总共超过这么久就放弃\n（默认：%(default)s）",
+    "--fsync": "每条记录都先同步到磁盘再继续：断电或死机后\n它还在，代价是变慢",
+}
+
+
+def chat_loaded(path: str, count: int) -> str:
+    return f"{path}: 磁盘上有 {count} 条消息"
+
+
+def chat_tool_call(shown: str) -> str:
+    return f"[工具调用] {shown}"
+
+
+CHAT_ANSWERING: Final = "会话以这条提问结尾，还没有回答：现在回答它"
+CHAT_INTERRUPTED: Final = "已中断"
+
+
+def chat_error(lead: str, detail: str) -> str:
+    return f"错误：{lead}：{detail}"
+
+
+MODEL_ERRORS: Final[dict[str, str]] = {  # by the class name of a `ModelClientError`
+    "ModelHTTPError": "模型服务返回了错误",
+    "ModelTimeoutError": "模型服务超时",
+    "ModelConnectionError": "连不上模型服务",
+    "ModelReplyTooLargeError": "模型的回复超出了上限",
+    "ModelStreamError": "模型的回复流有问题",
+    "ModelClientError": "模型请求失败",
+}
+
+
+def model_key_refused(variable: str) -> str:
+    """The lead-in of an HTTP 401 or 403: most often the key."""
+    return f"模型服务拒绝了请求（看看 ${variable} 是不是有效的 key）"
+
+
+CHAT_MISSING_EXTRA: Final = "缺少可选依赖"
+CHAT_BAD_BASE_URL: Final = "--base-url 不是可用的地址"
+CHAT_TURN_LIMIT: Final = "模型一直在调用工具"
+CHAT_REPLY_LOST: Final = "失败的这次回复一点也没有记下；它的提问已在磁盘上，还没有回答"
+CHAT_TOOLS_KEPT: Final = "它的工具单元已在磁盘上，最终回答还没有"
+CHAT_PROMPT_KEPT: Final = "这条提问已在磁盘上，还没有回答"
+CHAT_LARGER_BUDGET: Final = "，并给一个更大的 --max-chars"
+
+
+def chat_not_utf8(reason: str) -> str:
+    return f"错误：标准输入不是 UTF-8 文本（{reason}）；这一行没有发出"
+
+
+def chat_resume(session: str, prompts: int, change: str = "") -> str:
+    """How to go on after prompt number `prompts` of this run failed: send it again first."""
+    again = "把同一条命令再运行一次" if prompts == 1 else f"先把第 {prompts} 条提问再发一次"
+    return (
+        f"要续接，{again}{change}：第一条提问与没回答的那条相同时，"
+        f"会从 {session} 里回答它，不会记录两次"
+    )
