@@ -1,4 +1,5 @@
-"""Every time the guides quote is one the tests measured: `docs/timings.json` (tests/timings.py).
+"""Every time the guides quote is one the tests measured: `docs/timings.json` as committed
+(tests/timings.py: a run that measures anew rewrites the working copy; commit it with the quotes).
 
 The guides are README.md, site/README.md, the site's first page (site/index.html), 00 and 95
 (and docs/INSTRUCTOR.md when there is one). Each duration in them (a number, or a range, of
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .timings import QUANTITIES, TIMINGS, read
+from .timings import QUANTITIES, TIMINGS, read_committed
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDES = ("README.md", "site/README.md", "site/index.html", "notebooks/00_guide.ipynb",
@@ -88,7 +89,7 @@ def test_the_range_check_rounds_outwards_only_to_whole_seconds() -> None:
 
 
 def test_the_timings_file_holds_every_quoted_quantity() -> None:
-    timings = read()["quantities"]
+    timings = read_committed()["quantities"]
     texts = "\n".join(guide_text(guide) for guide in present())
     named = {m.group("q") for q in QUOTES if not q.quantity for m in re.finditer(q.pattern, texts)}
     for quantity in {q.quantity for q in QUOTES if q.quantity} | named:
@@ -105,7 +106,7 @@ def test_each_quoting_sentence_is_in_a_guide() -> None:
 
 @pytest.mark.parametrize("guide", present())
 def test_every_time_a_guide_quotes_is_in_the_last_measured_range(guide: str) -> None:
-    text, timings = guide_text(guide), read()["quantities"]
+    text, timings = guide_text(guide), read_committed()["quantities"]
     accounted: list[tuple[int, int]] = []
     problems = []
     for quote in QUOTES:
