@@ -258,6 +258,11 @@ DISCRIMINATION_CASES: tuple[tuple[str, str], ...] = (
     ("isError 是 null", '{"role":"tool","content":"x","toolCallId":"a","isError":null}'),
     ("toolCallId 不是字符串", '{"role":"tool","content":"x","toolCallId":1,"isError":false}'),
     ("tool 的 content 不是字符串", '{"role":"tool","content":1,"toolCallId":"a","isError":false}'),
+    # the row the chapter's table lacks (01's 最容易走错的第一处): content checked in one branch only
+    (
+        "assistant 的 content 不是字符串",
+        '{"role":"assistant","content":null,"toolCalls":[]}',
+    ),
     ("assistant 的 toolCalls 是 null", '{"role":"assistant","content":"x","toolCalls":null}'),
     ("未知 role", '{"role":"nope","content":"x"}'),
     ("未知 role", '{"role":"system","content":"x"}'),
