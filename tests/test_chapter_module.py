@@ -8,7 +8,9 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,10 +28,12 @@ from mini_agent import (
 from mini_agent.chapter import agent as chapter_agent
 from mini_agent.chapter import session as chapter_session
 from mini_agent.chapter.context import context_units as literal_units
+from mini_agent.chapter.context import estimate_context_chars as chapter_estimate
+from mini_agent.chapter.context import trim_context as chapter_trim
 from mini_agent.session import calls
 from mini_agent.teaching import book, mistakes
 from mini_agent.teaching.errors import NoErrorRaised, show_error
-from mini_agent.teaching.source import MIN_COLUMN, show_source, source_of
+from mini_agent.teaching.source import FROM_THE_CHAPTER, MIN_COLUMN, show_source, source_of
 from mini_agent.teaching.unprivileged import run_unprivileged
 
 from .platforms import FORK_AND_SETUID, posix_only
@@ -118,6 +122,25 @@ def test_source_view_shows_the_chapter_first_and_its_python_beside_it() -> None:
     assert (
         f"minmax(min(100%,{MIN_COLUMN}ch),1fr)" in html and html.count("white-space:pre-wrap") == 3
     )
+
+
+def test_a_twin_is_titled_by_what_the_chapter_gives_of_it() -> None:
+    def title(function: Callable[..., Any]) -> str:
+        titles: list[str] = re.findall(r"^── (.+) ──$", repr(show_source(function)), re.M)
+        return titles[0]
+
+    # code the chapter prints, transcribed
+    assert title(chapter_session.calls).startswith("照搬本章的 Python（")
+    assert title(chapter_session.append_session).startswith("照搬本章的 Python（")
+    assert title(literal_units).startswith("照搬本章的 Python（")
+    # what it only draws, or only says
+    for drawn in (chapter_session.load_session, chapter_trim, chapter_agent.run_agent):
+        assert title(drawn).startswith("照老z 的图写的 Python（"), drawn
+    assert title(chapter_estimate) == (
+        "照本章文字写的 Python（mini_agent/chapter/context.py）：estimate_context_chars"
+        "（分隔开销取每条 +1）"
+    )
+    assert all(f.__module__.startswith("mini_agent.chapter.") for f in FROM_THE_CHAPTER)
 
 
 def test_a_drawing_is_titled_as_lao_z_s_never_as_a_file() -> None:
