@@ -76,6 +76,68 @@ def test_every_quote_is_the_chapters_text_byte_for_byte(name: str, text: str) ->
         assert CHAPTER.read_text(encoding="utf-8").count(text) >= 1
 
 
+# A quotation of the chapter in the notebooks' prose: a blockquote line, or “…” / 「…」 right
+# after a speaker (本章说、本章接着说、本章的原话、老z、小a 问、本章图里的 …) or opening a
+# paragraph. Elsewhere a quoted phrase is the kit's own term (“照搬本章的 Python”). `……` marks
+# an omission; backticks, bold and spacing are the notebook's typography, not the chapter's.
+SPEAKER = re.compile(
+    r"(?:(?:本章|老z|小a|正文)[^“”「」。\n]{0,10}?(?:说|问|原话\**|图里的|一步是|提醒)"
+    r"|老z|小a|^|\n)\s*[：:]?\s*$"
+)
+QUOTING = sorted((ROOT / "notebooks").glob("0[1-7]*.ipynb"))  # 01-07 and 07a
+
+
+def chapter_quotations(text: str) -> list[str]:
+    found, opened = [], []
+    for at, char in enumerate(text):
+        if char in "“「":
+            opened.append(at)
+        elif char in "”」" and opened:
+            start = opened.pop()
+            if not opened and SPEAKER.search(text[:start]):
+                found.append(text[start + 1 : at])
+    return found + [line[2:] for line in text.split("\n") if line.startswith("> ")]
+
+
+def typeset_away(text: str) -> str:
+    return re.sub(r"\s+", "", text.replace("`", "").replace("*", ""))
+
+
+def misquoted(quotation: str, chapter: str) -> list[str]:
+    """The pieces of `quotation` (between its `……`) that the chapter does not hold."""
+    return [
+        piece
+        for piece in quotation.split("……")
+        if typeset_away(piece) and typeset_away(piece) not in chapter
+    ]
+
+
+def test_the_quotation_finder_tells_a_quotation_from_a_term() -> None:
+    text = "代码标题里的“照搬本章的 Python”。本章说：“先查公共前提”。\n\n“宁可失败，不装傻。”"
+    assert chapter_quotations(text) == ["先查公共前提", "宁可失败，不装傻。"]
+    chapter = typeset_away("宁可失败，不装傻。先查公共前提（对象）")
+    assert misquoted("先查公共前提", chapter) == []
+    assert misquoted("先查对象", chapter) == ["先查对象"]  # a paraphrase in quotation marks
+    assert misquoted("宁可失败……先查公共前提", chapter) == []  # an omission, marked
+
+
+def test_every_quotation_of_the_chapter_in_01_to_07a_is_its_text() -> None:
+    quotations = [
+        (f"{path.name} cell {index}", quotation)
+        for path in QUOTING
+        for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"])
+        if cell["cell_type"] == "markdown"
+        for quotation in chapter_quotations("".join(cell["source"]))
+    ]
+    assert len(quotations) > 40  # the finder still finds them
+    if CHAPTER.exists():
+        chapter = typeset_away(CHAPTER.read_text(encoding="utf-8"))
+        wrong = [(where, q) for where, q in quotations if misquoted(q, chapter)]
+        assert wrong == [], (
+            "quote the chapter exactly, mark an omission with ……, or drop the quotes"
+        )
+
+
 def test_every_excerpt_and_table_is_listed_once() -> None:
     excerpts = [v for v in vars(book).values() if isinstance(v, book.Excerpt)]
     tables = [v for v in vars(book).values() if isinstance(v, book.ChapterTable)]
