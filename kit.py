@@ -261,6 +261,23 @@ def pytest_arguments(parts: Sequence[Part], strict: bool) -> list[str]:
     return arguments
 
 
+# Parts that mostly wait — on a browser, its workers and servers, or (reader) on pip building
+# the reader's environments — each run in a pytest of their own beside the rest, so the full
+# tier's wall time is about the longest of the runs, not their sum.
+SIDE_BY_SIDE = ("reader", "browser", "site")
+
+
+def pytest_runs(parts: Sequence[Part], strict: bool) -> list[tuple[str, list[str]]]:
+    """(name, pytest_arguments) for each run: one, or the rest first and then each waiting
+    part selected, to run side by side, when more than one of them is selected."""
+    beside = [[part] for part in parts if part.name in SIDE_BY_SIDE]
+    rest = [part for part in parts if part.name not in SIDE_BY_SIDE and part.tests]
+    groups = [rest, *beside] if len(beside) + bool(rest) > 1 else [list(parts)]
+    named = [(",".join(part.name for part in group), group) for group in groups]
+    return [(name, arguments) for name, group in named
+            if (arguments := pytest_arguments(group, strict))]  # fmt: skip
+
+
 def ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
@@ -721,8 +738,7 @@ def test(args: argparse.Namespace) -> int:
     if args.dry_run:
         for part in the_plan.run:
             say(f"将运行 {part.name}：{part.what}")
-        arguments = pytest_arguments(the_plan.run, strict)
-        if arguments:
+        for _, arguments in pytest_runs(the_plan.run, strict):
             say(f"将运行：python {' '.join(arguments)}")
         report_skipped(the_plan.skipped)
         return 0
@@ -735,6 +751,7 @@ def test(args: argparse.Namespace) -> int:
     timings: list[str] = []
     mypy = Mypy(python) if "types" in names else None  # beside pytest: two cores, half the wait
     windows: list[str] = []
+    beside: list[tuple[str, subprocess.Popen[bytes], Path]] = []  # pytests run side by side
     try:
         if "lint" in names:
             started = time.monotonic()
@@ -743,13 +760,29 @@ def test(args: argparse.Namespace) -> int:
                 if subprocess.run([python, "-m", *command], cwd=ROOT, check=False).returncode:
                     failed.append(" ".join(command))
             timings.append(f"lint {time.monotonic() - started:.0f} 秒")
-        arguments = pytest_arguments(the_plan.run, strict)
-        if arguments:
-            arguments += args.rest  # e.g. `python kit.py test --quick -k session -x`
+        runs = [(name, [*arguments, *args.rest]) for name, arguments in
+                pytest_runs(the_plan.run, strict)]  # fmt: skip
+        if runs:  # args.rest: e.g. `python kit.py test --quick -k session -x`
             started = time.monotonic()
-            say(f"python {' '.join(arguments)}")
-            if subprocess.run([python, *arguments], cwd=ROOT, check=False).returncode:
-                failed.append("pytest")
+            for name, arguments in runs[1:]:  # their output is kept, and shown when all are done
+                log_path = DEV_ENV / f"beside-{name}.log"
+                say(
+                    f"同时运行：python {' '.join(arguments)}（输出在 {DEV_ENV.name}/{log_path.name}）"
+                )
+                with log_path.open("w", encoding="utf-8") as output:
+                    process = subprocess.Popen(
+                        [python, *arguments], cwd=ROOT, stdout=output, stderr=subprocess.STDOUT
+                    )
+                beside.append((name, process, log_path))
+            say(f"python {' '.join(runs[0][1])}")
+            if subprocess.run([python, *runs[0][1]], cwd=ROOT, check=False).returncode:
+                failed.append(f"pytest（{runs[0][0]}）" if beside else "pytest")
+            for name, process, log_path in beside:
+                code = process.wait()
+                say(f"同时运行的 {name}：{time.monotonic() - started:.0f} 秒")
+                print(log_path.read_text(encoding="utf-8"), end="", flush=True)
+                if code:
+                    failed.append(f"pytest（{name}）")
             timings.append(f"pytest {time.monotonic() - started:.0f} 秒")
         if mypy is not None:
             passed = mypy.wait()
@@ -766,6 +799,10 @@ def test(args: argparse.Namespace) -> int:
     finally:
         if mypy is not None:  # interrupted: stop what we started
             mypy.stop()
+        for _, running, _ in beside:
+            if running.poll() is None:
+                running.kill()
+                running.wait()
     timings.append(f"共 {time.monotonic() - began:.0f} 秒")
     say(f"已运行 {'、'.join(part.name for part in the_plan.run)}：{'；'.join(timings)}")
     for line in windows:

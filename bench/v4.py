@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from mini_agent import Message, append_session, load_session, to_record
+from mini_agent.appending import checked_line
 from mini_agent.messages import record_line
-from mini_agent.session import checked_line
+from mini_agent.session import parse_session_message
 
 from .histories import random_history
 from .loading import tool_heavy_chinese_history
@@ -137,7 +138,10 @@ def guarantee_costs(folder: Path, repeat: int) -> list[tuple[str, float]]:
             ("the newline guard: the last byte (pread)", lambda: os.pread(fd, 1, size - 1)),
             ("the end, under the lock (lseek)", lambda: os.lseek(fd, size, os.SEEK_SET)),
             ("a fork takes no lock along (guard, weak record)", record_for_forks),
-            ("exact JSON: checked_line against json.dumps", lambda: checked_line(message)),
+            (
+                "exact JSON: checked_line against json.dumps",
+                lambda: checked_line(message, parse_session_message),
+            ),
         ]
         baseline: dict[str, Callable[[], object]] = {
             "an object owns the fd (io.FileIO, against os.open/close)": plain_open

@@ -16,11 +16,12 @@ from .durable import written_anyway
 from .json_form import js_string
 from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from .model_client import ModelClient, collect_reply
+from .open_calls import INTERRUPTED as INTERRUPTED  # re-exported: the result it records
+from .open_calls import closed_for_request, interrupted_results
 from .session import PathLike, append_session, load_session
 from .tools import Tool
 
 DEFAULT_MAX_TURNS = 20
-INTERRUPTED = "interrupted: no result was recorded"
 
 
 class AgentTurnLimitError(RuntimeError):
@@ -54,41 +55,6 @@ def run_tool(
             call.id, f"tool {call.name} returned {type(output).__name__}, not str", is_error=True
         )
     return ToolMessage(call.id, js_string(output))  # a surrogate pair as one character
-
-
-def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
-    """An error result for each call of the last assistant that no later result answers:
-    what a run stopped while tools ran (Ctrl-C, a result the disk refused, a killed process)
-    leaves open. Servers reject a request that holds a call without its result."""
-    end = len(messages)
-    while end > 0 and isinstance(messages[end - 1], ToolMessage):
-        end -= 1
-    last = messages[end - 1] if end > 0 else None
-    calls = last.tool_calls if isinstance(last, AssistantMessage) else ()
-    answered = {m.tool_call_id for m in messages[end:] if isinstance(m, ToolMessage)}
-    return [ToolMessage(c.id, INTERRUPTED, True) for c in calls if c.id not in answered]
-
-
-def closed_for_request(messages: Sequence[Message]) -> Sequence[Message]:
-    """`messages` as a provider accepts them: each call that no result answers right after its
-    assistant (a file another writer left so) gets an `INTERRUPTED` error result there, and a
-    result that answers no call of the assistant just before it is left out — in the request
-    only; the session on disk keeps what was written."""
-    closed: list[Message] = []
-    waiting: list[str] = []  # the calls of the last assistant not answered yet
-    for message in [*messages, None]:  # None: the end, where open calls close too
-        if isinstance(message, ToolMessage):
-            if message.tool_call_id in waiting:
-                waiting.remove(message.tool_call_id)
-                closed.append(message)
-            continue
-        closed += [ToolMessage(call_id, INTERRUPTED, True) for call_id in waiting]
-        waiting = (
-            [c.id for c in message.tool_calls] if isinstance(message, AssistantMessage) else []
-        )
-        if message is not None:
-            closed.append(message)
-    return closed
 
 
 def run_agent(

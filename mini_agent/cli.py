@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, BinaryIO, NoReturn, TextIO
 
 from . import durable
-from .cli_arguments import positive_int
 from .context import ContextBudgetError, estimate_context_chars
 from .durable import CHUNK
 from .messages import Message
@@ -41,6 +40,7 @@ from .refusals import (
 from .repair import RepairRefusedError, repair_session, why_repair_refuses
 from .session import INVALID_JSON, SessionFormatError, parse_session_lines
 from .teaching import cli_text as text
+from .teaching.cli_arguments import positive_int
 from .teaching.cli_text import ARGPARSE, COMMANDS
 from .visible import visible, visible_line, visible_text
 

@@ -312,6 +312,7 @@ def _open_file(path: PathLike, write: bool, create: bool) -> LockedFile:
         except FileNotFoundError:
             if not create:
                 raise
+            refuse_irregular_path(path)  # a dangling link: not even followed by a create
             refuse_borrowed_folders(path)  # a new session: mind whose folders lead to it
             try:
                 file = LockedFile(path, "x+b", opener=_OPENER)

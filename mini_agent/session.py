@@ -6,24 +6,23 @@ is one call each, into `durable` (lock, newline guard, roll-back) and `json_form
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from . import durable, torn
+from . import appending, durable
 from .durable import PathLike as PathLike  # the kit's path type, re-exported
-from .json_form import describe_error, error_column, json_type, parse, stringify, stringify_exactly
+from .json_form import describe_error, error_column, json_type, parse, stringify
 from .messages import (
     AssistantMessage,
     Message,
     ToolCall,
     ToolMessage,
     UserMessage,
-    same_message,
-    to_record,
 )
 from .session_errors import INVALID_JSON as INVALID_JSON  # re-exported: the chapter's
 from .session_errors import INVALID_RECORD as INVALID_RECORD  # phrases, the kit's error
 from .session_errors import SessionFormatError as SessionFormatError
+from .session_errors import not_utf8
 
 
 def record(value: object) -> dict[str, Any] | None:
@@ -101,24 +100,11 @@ def parse_session_lines(lines: Iterable[tuple[int, str | bytes]], path: PathLike
     messages: list[Message] = []
     for number, line in lines:
         if type(line) is not str:
-            raise not_utf8(line, number, path)  # type: ignore[arg-type]
+            raise not_utf8(line, number, path)  # type: ignore[arg-type]  # still bytes
         message = parse_line(line, number, path)
         if message is not None:
             messages.append(message)
     return messages
-
-
-def not_utf8(line: bytes, number: int, path: PathLike) -> SessionFormatError:
-    """The error for a line that is not UTF-8: its column, in characters, where it breaks."""
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as err:
-        column = len(line[: err.start].decode("utf-8")) + 1
-        detail = f"not UTF-8 at column {column}"
-        error = SessionFormatError(INVALID_JSON, path, number, detail, column)
-        error.__cause__ = err  # as `raise … from err` would
-        return error
-    raise ValueError("this line is UTF-8")
 
 
 def parse_line(line: str, number: int, path: PathLike) -> Message | None:
@@ -138,7 +124,7 @@ def parse_line(line: str, number: int, path: PathLike) -> Message | None:
 
 
 def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
-    """`load_session` of a text already read: split on "\n" only (`splitlines()` splits
+    """`load_session` of a text already read: split on "\\n" only (`splitlines()` splits
     inside JSON strings too), blank lines skipped but counted."""
     messages: list[Message] = []
     for number, line in enumerate(text.split("\n"), start=1):
@@ -155,39 +141,7 @@ def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
 
 def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> None:
     """The chapter's `appendSession`: `JSON.stringify(message)` and a newline, appended; each
-    step one call into the kit (`checked_line`: only what loads back; `append_file`: safely).
+    step one call into the kit (`checked_line`: only what loads back; `append_line`: safely).
     If it raises, the record is not in the file, unless `durable.written_anyway(error)`."""
-    line = checked_line(message)  # JSON.stringify(message)
-    append_file(path, f"{line}\n", fsync)  # appendFile(path, `${line}\n`, "utf8")
-
-
-def checked_line(message: Message) -> str:
-    """`JSON.stringify(message)`, after checking that a later load gives this message back."""
-    strings_only = not (isinstance(message, AssistantMessage) and message.tool_calls)
-    line, exact = stringify_exactly(to_record(message), known_plain=strings_only)
-    if exact:  # plain JSON, read back as written: no need to look
-        return line
-    if not same_message(parse_session_message(parse(line)), message):
-        raise ValueError(
-            f"refusing to append this {message.role} message: it would not load back unchanged: "
-            "a tuple, a non-str key, a surrogate pair as two code points (see js_string)?"
-        )
-    return line
-
-
-def append_file(path: PathLike, text: str, fsync: bool = False) -> None:
-    """`durable.append_line`, told what an unterminated last line may be: a record (a newline
-    goes first); a torn line (`repair` cuts it) or an invalid one refuses the append."""
-
-    def check(line: bytes, number: Callable[[], int]) -> None:
-        try:
-            parse_session_bytes(line, path)
-        except SessionFormatError as err:
-            where = number()
-            reason = "an invalid last line"
-            if torn.repair_would_cut(line, where, path, parse_session_bytes):
-                reason = "an incomplete last line (`python -m mini_agent repair` can cut it)"
-            detail = f"{err.detail}; refusing to append after {reason}"
-            raise SessionFormatError(err.phrase, path, where, detail, err.column) from err
-
-    durable.append_line(path, text.encode("utf-8"), check, fsync)
+    line = appending.checked_line(message, parse_session_message)  # JSON.stringify(message)
+    appending.append_line(path, f"{line}\n", fsync, parse_session_bytes)  # appendFile(…)

@@ -29,3 +29,17 @@ class SessionFormatError(ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickles carry it whole, not as a TypeError
         return (type(self), (self.phrase, self.path, self.line, self.detail, self.column))
+
+
+def not_utf8(line: bytes, number: int, path: PathLike) -> SessionFormatError:
+    """The error for line `number` that is not UTF-8: the column, in characters, where it breaks."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as err:
+        column = len(line[: err.start].decode("utf-8")) + 1
+        error = SessionFormatError(
+            INVALID_JSON, path, number, f"not UTF-8 at column {column}", column
+        )
+        error.__cause__ = err  # as `raise … from err` would
+        return error
+    raise ValueError("this line is UTF-8")

@@ -418,6 +418,105 @@ def own_copy_of_cdn_defaults(out: Path, version: str) -> list[str]:
     return changed
 
 
+# JupyterLite 0.8's drive fetches a file the site ships and parses it as JSON when its path
+# matches this (in its bundle, as written): `.jsonl` does, so a sample session opened as
+# "Unexpected non-whitespace character after JSON" and the kernel, asking the drive for it,
+# got ENOENT. The site's copy of the test leaves line-oriented names out of it.
+DRIVE_JSON_PATHS = r"/\.(ipynb|[^/]*json[^/]*)$/"
+DRIVE_JSON_PATHS_BUT_LINES = r"/^(?!.*\.(?:jsonl|ndjson)$).*\.(ipynb|[^/]*json[^/]*)$/"
+LINE_FILES = (".jsonl", ".ndjson")  # one JSON value a line: text, as the chapter reads it
+
+
+def line_files_as_text(out: Path) -> list[str]:
+    """Serve `.jsonl` files of the site as text: the drive's JSON test skips their names, and
+    the contents listing gives each the mimetype text/plain (else the drive takes the web
+    server's Content-Type, which may name JSON). Returns the bundle files changed."""
+    changed = []
+    for path in sorted((out / "build").glob("*.js")):
+        text = path.read_text(encoding="utf-8")
+        if DRIVE_JSON_PATHS in text:
+            path.write_text(text.replace(DRIVE_JSON_PATHS, DRIVE_JSON_PATHS_BUT_LINES), "utf-8")
+            changed.append(path.relative_to(out).as_posix())
+    if len(changed) != 1:
+        sys.exit(
+            f"[site] expected JupyterLite's drive test {DRIVE_JSON_PATHS} in one bundle file of"
+            f" build/, found it in {changed or 'none'}: a new JupyterLite? Check how it reads"
+            " a .jsonl file, then update line_files_as_text"
+        )
+    for listing in (out / "api" / "contents").rglob("all.json"):
+        content = json.loads(listing.read_text(encoding="utf-8"))
+        entries = [e for e in content["content"] if e["name"].endswith(LINE_FILES)]
+        for entry in entries:
+            entry.update(mimetype="text/plain", format="text")
+        if entries:
+            listing.write_text(json.dumps(content, indent=2), encoding="utf-8")
+    return changed
+
+
+# The kernel's head start (kernel_early.js, kernel_early_worker.js): where the kernel's worker
+# calls loadPyodide, as jupyterlite-pyodide-kernel 0.8.6's bundle writes it, and the apps whose
+# pages start a kernel (lab/ keeps a spare: many notebooks in one page).
+KERNEL_WORKER = "extensions/@jupyterlite/pyodide-kernel-extension/static/comlink.worker.*.js"
+LOAD_PYODIDE = re.compile(r"this\._pyodide=await (\w+)\(\{indexURL:")
+KERNEL_APPS = {"lab": 1, "notebooks": 0, "repl": 0}  # app: spare workers kept warming
+EARLY_SCRIPT = "static/kit/kernel_early.js"
+LAB_OPEN = "static/kit/lab_open.js"  # lab/?reset&open=NAME: the first page's way in
+
+
+def kernel_head_start(out: Path) -> str:
+    """Give every kernel page a kernel worker that starts loading Pyodide with the page (and
+    lab/ one more in reserve), and make the kernel's worker take that Pyodide. Returns the
+    worker's path in the site."""
+    workers = sorted(out.glob(KERNEL_WORKER))
+    if len(workers) != 1:
+        sys.exit(f"[site] expected one kernel worker {KERNEL_WORKER}, found {len(workers)}")
+    worker = workers[0]
+    code = worker.read_text(encoding="utf-8")
+    calls = LOAD_PYODIDE.findall(code)
+    if len(calls) != 1:
+        sys.exit(
+            f"[site] the kernel's worker calls loadPyodide {len(calls)} times where the kit"
+            " expected one (a new jupyterlite-pyodide-kernel?): see kernel_head_start"
+        )
+    config = json.loads((out / "jupyter-lite.json").read_text(encoding="utf-8"))
+    kernel = config["jupyter-config-data"]["litePluginSettings"][
+        "@jupyterlite/pyodide-kernel-extension:kernel"
+    ]
+    pyodide_url = kernel["pyodideUrl"]  # what the kernel extension gives loadPyodide, in order
+    options = {
+        "indexURL": pyodide_url[: pyodide_url.rindex("/") + 1],
+        **kernel["loadPyodideOptions"],
+    }
+    imports = "\n".join(f"import {module}" for module in CONFIG["kernel_warm_imports"])
+    depth = len(worker.relative_to(out).parts) - 1
+    prelude = (
+        f"const KIT_ROOT = {json.dumps('../' * depth)};\n"
+        f"const KIT_OPTIONS = {json.dumps(options)};\n"
+        f"const KIT_IMPORTS = {json.dumps(imports)};\n"
+        + (HERE / "kernel_early_worker.js").read_text(encoding="utf-8")
+    )
+    patched = LOAD_PYODIDE.sub(r"this._pyodide=await globalThis.__kitPyodide(\1,{indexURL:", code)
+    worker.write_text(prelude + patched, encoding="utf-8")
+    (out / EARLY_SCRIPT).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(HERE / "kernel_early.js", out / EARLY_SCRIPT)
+    shutil.copy(HERE / "lab_open.js", out / LAB_OPEN)
+    where = worker.relative_to(out).as_posix()
+    for app, spares in KERNEL_APPS.items():
+        page = out / app / "index.html"
+        text = page.read_text(encoding="utf-8")
+        tag = (
+            f'<script src="../{EARLY_SCRIPT}" data-worker="{where}" data-spares="{spares}">'
+            "</script>"
+        )
+        if app == "lab":
+            tag += f'\n    <script src="../{LAB_OPEN}"></script>'
+
+        if text.count("<head>") != 1:
+            sys.exit(f"[site] {app}/index.html: no single <head> to put the kernel's start in")
+        page.write_text(text.replace("<head>", f"<head>\n    {tag}", 1), encoding="utf-8")
+    return where
+
+
 def text_files(out: Path) -> list[Path]:
     found = []
     for path in sorted(out.rglob("*")):
@@ -511,6 +610,8 @@ def build(out: Path) -> None:
     prepared = prepare_wheels(partial)
     check_settings(partial)
     rewritten = own_copy_of_cdn_defaults(partial, version)
+    line_files_as_text(partial)
+    kernel_head_start(partial)
     landing_page(partial, stage / "files", left_out)
     foreign = foreign_hosts(partial)
     if foreign:

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, settings
 from .loopback_server import KEY, KEY_ENV, LoopbackModelServer, Reply
 
 # pytester: tests/test_kit.py runs pytest in-process on a made-up test file; tests.platforms:
-# `@posix_only(reason)`, skipped and counted on Windows
-pytest_plugins = ["pytester", "tests.platforms"]
+# `@posix_only(reason)`, skipped and counted on Windows; tests.timings writes the times the
+# browser tests measured to docs/timings.json when a run is over
+pytest_plugins = ["pytester", "tests.platforms", "tests.timings"]
 
 # CI runs more examples, derandomised so a red build can be replayed; locally, the default.
 settings.register_profile(

@@ -616,6 +616,7 @@ def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(
 # the CLI's words: small modules, no views, no widgets, no live client
 WORDING = [
     "mini_agent.teaching",
+    "mini_agent.teaching.cli_arguments",
     "mini_agent.teaching.cli_text",
     "mini_agent.teaching.glosses",
     "mini_agent.teaching.text",

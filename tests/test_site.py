@@ -53,6 +53,7 @@ from mini_agent.teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
 from .helpers import stored_output_text
+from .timings import measured
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_site"
@@ -99,7 +100,10 @@ CELLS_JS = """() => Array.from(document.querySelectorAll(
 
 @pytest.fixture(scope="module")
 def site() -> Path:
-    """`_site/`, built from this checkout unless the last build had the same inputs."""
+    """`_site/`, built from this checkout unless the last build had the same inputs; a build's
+    wall time is measured (a first one when the build's caches were not there before)."""
+    first = not (ROOT / ".site-cache").exists()
+    started = time.monotonic()
     build = subprocess.run(
         [sys.executable, str(ROOT / "site" / "build.py"), "--out", str(SITE)],
         capture_output=True,
@@ -109,6 +113,8 @@ def site() -> Path:
     )
     assert build.returncode == 0, f"the site build failed:\n{build.stdout}\n{build.stderr}"
     assert (SITE / "index.html").is_file()
+    if "is up to date" not in build.stdout:
+        measured("site_build_first" if first else "site_build_again", time.monotonic() - started)
     return SITE
 
 
@@ -214,16 +220,24 @@ def status_bar(page: Page) -> str:
     return page.locator("#jp-main-statusbar").inner_text().replace("\n", " | ")
 
 
-def wait_for_new_kernel(page: Page, timeout: float = 120) -> None:
-    """Until the current notebook's kernel has started (the status bar shows the kernel
-    connecting or busy, then idle: a notebook opened beside others must not see theirs)."""
-    deadline, started = time.monotonic() + timeout, False
+# The kernel of the notebook in front, as the app sees it
+FRONT_KERNEL = """() => {
+  const kernel = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;
+  return kernel ? { id: kernel.id, status: kernel.status, link: kernel.connectionStatus } : null;
+}"""
+
+
+def wait_for_new_kernel(page: Page, before: set[str], timeout: float = 120) -> None:
+    """Until the notebook in front has a kernel none of `before` (a notebook opened beside
+    others must not see theirs), connected and idle, as the status bar then says. A kernel
+    from a warm spare can be idle before a poll ever sees it busy."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        status = status_bar(page)
-        idle = KERNEL_IDLE.search(status) is not None
-        if started and idle:
+        kernel = page.evaluate(FRONT_KERNEL)
+        new = kernel is not None and kernel["id"] not in before
+        ready = new and kernel["status"] == "idle" and kernel["link"] == "connected"
+        if ready and KERNEL_IDLE.search(status_bar(page)):
             return
-        started = started or ("Python (Pyodide) |" in status and not idle)
         page.wait_for_timeout(100)
     pytest.fail(f"the kernel did not start in {timeout} s: {status_bar(page)!r}")
 
@@ -236,15 +250,36 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(browser: Browser, base_url: str) -> Iterator[Lab]:
-    """JupyterLite's lab with 00_guide open, every notebook then opened from its file browser."""
+    """JupyterLite's lab opened by the first page's start button (00_guide in a fresh full
+    interface), every notebook then opened from its file browser."""
+    landing = browser.context.new_page()
+    landing.goto(f"{base_url}/")
+    entry = landing.get_by_role("link", name="从导读开始").get_attribute("href")
+    landing.close()
+    assert entry == "lab/index.html?reset&open=00_guide.ipynb", entry
     started = time.monotonic()
-    page, start = open_page(browser, f"{base_url}/lab/index.html?path=00_guide.ipynb")
-    wait_for_new_kernel(page)
+    page, start = open_page(browser, f"{base_url}/{entry}")
+    wait_for_new_kernel(page, set())
+    expect(current_tab(page)).to_contain_text("00_guide.ipynb")
     browser.timings.kernel_ready["00_guide.ipynb"] = time.monotonic() - started
+    measured("site_lab_first", time.monotonic() - started)
     try:
         yield Lab(page, {"00_guide.ipynb": start})
+        workers = page.evaluate("window.__kitKernels")["workers"]
+        measured("site_page_js", workers[0]["handed"] / 1000)
+        for worker in workers:
+            if worker["loaded"] is not None:
+                measured("site_pyodide", (worker["loaded"] - worker["started"]) / 1000)
     finally:
         page.close()
+
+
+def lab_kernels(page: Page) -> list[str]:
+    """The ids of the kernels running in a lab page."""
+    found: list[str] = page.evaluate(
+        "Array.from(window.jupyterapp.serviceManager.kernels.running()).map(k => k.id)"
+    )
+    return found
 
 
 def current_tab(page: Page) -> Locator:
@@ -255,10 +290,12 @@ def open_notebook(browser: Browser, lab: Lab, name: str) -> None:
     if name not in lab.opened:
         started = time.monotonic()
         lab.opened[name] = len(browser.log.urls)
+        before = set(lab_kernels(lab.page))
         lab.page.locator(".jp-DirListing-itemText", has_text=name).dblclick()
         expect(current_tab(lab.page)).to_contain_text(name)
-        wait_for_new_kernel(lab.page)
+        wait_for_new_kernel(lab.page, before)
         browser.timings.kernel_ready[name] = time.monotonic() - started
+        measured("site_lab_later", time.monotonic() - started)
         # opened and connected, not yet touched: not "changed" (the site's copy names the
         # browser's kernel, which JupyterLab would otherwise write in and mark unsaved)
         expect(current_tab(lab.page)).not_to_have_class(re.compile(r"\bjp-mod-dirty\b"))
@@ -504,6 +541,98 @@ def test_the_notebook_runs_all_cells_in_pyodide_offline(
     assert foreign(urls) == []
 
 
+def test_every_kernel_in_lab_took_the_pyodide_its_worker_began_loading_at_once(
+    lab: Lab,
+) -> None:
+    """site/kernel_early.js: each kernel's worker had started loading Pyodide before the kernel
+    asked (with the page, or as lab/'s spare), and the kernel took that Pyodide ("warm"), never
+    loading one of its own ("cold"); lab/ keeps at most one spare worker besides them."""
+    head_start = lab.page.evaluate("window.__kitKernels")
+    running = lab_kernels(lab.page)
+    assert len(running) == len(lab.opened) and head_start["cold"] == 0, head_start
+    assert head_start["warm"] == len(running), head_start
+    handed = [worker for worker in head_start["workers"] if worker["handed"] is not None]
+    assert len(handed) == len(running) and len(head_start["workers"]) <= len(running) + 1
+
+
+# What the kernel behind an open notebook prints for `code` (run without a prompt number)
+IN_KERNEL = """async ([path, code]) => {
+  const panel = Array.from(window.jupyterapp.shell.widgets('main'))
+    .find(widget => widget.context && widget.context.path === path);
+  const future = panel.sessionContext.session.kernel.requestExecute({code, store_history: false});
+  let printed = '';
+  future.onIOPub = msg => {
+    if (msg.header.msg_type === 'stream') printed += msg.content.text;
+    if (msg.header.msg_type === 'error') printed += `${msg.content.ename}: ${msg.content.evalue}`;
+  };
+  await future.done;
+  return printed;
+}"""
+
+
+def in_kernel(page: Page, notebook: str, code: str) -> str:
+    return str(page.evaluate(IN_KERNEL, [notebook, code]))
+
+
+LOAD_EACH = """
+import json, pathlib
+from mini_agent import SessionFormatError, load_session
+found = {}
+for name in NAMES:
+    try:
+        said = f"{len(load_session(name))} messages"
+    except SessionFormatError as error:
+        said = str(error)
+    found[name] = [pathlib.Path(name).read_text(encoding="utf-8"), said]
+print("LOADED " + json.dumps(found, ensure_ascii=False))
+"""
+
+
+def loaded_on_the_desktop(path: Path) -> str:
+    try:
+        return f"{len(load_session(path))} messages"
+    except SessionFormatError as error:
+        return str(error)
+
+
+def test_every_shipped_jsonl_opens_as_text_and_loads_in_the_browser_kernel(
+    site: Path, browser: Browser, lab: Lab
+) -> None:
+    """Each `.jsonl` the site ships, double-clicked in the file browser, opens in the text
+    editor with its lines as they are, and `load_session` in the browser's kernel (00's,
+    cwd /drive) reads that very file: the sample's 15 messages, the broken copies' errors
+    with their line numbers — never the empty session a missing file would give."""
+    files = site / "files"
+    shipped = sorted(path.relative_to(files).as_posix() for path in files.rglob("*.jsonl"))
+    assert shipped == [f"samples/{name}" for name in
+                       ("broken-json-line-3.jsonl", "broken-record-line-4.jsonl", "session.jsonl")]  # fmt: skip
+    page, start = lab.page, len(browser.log.urls)
+    expect(page.locator(".jp-Dialog")).to_have_count(0)
+    for folder in sorted({Path(name).parent.as_posix() for name in shipped}):
+        page.locator(".jp-DirListing-itemText", has_text=re.compile(f"^{folder}$")).dblclick()
+        for name in (n for n in shipped if Path(n).parent.as_posix() == folder):
+            page.locator(".jp-DirListing-itemText", has_text=Path(name).name).dblclick()
+            expect(current_tab(page)).to_contain_text(Path(name).name)
+            editor = page.locator(".jp-MainAreaWidget:not(.lm-mod-hidden) .jp-FileEditor")
+            for line in (files / name).read_text(encoding="utf-8").splitlines():
+                expect(editor).to_contain_text(line)  # the torn line too, as it is
+            expect(page.locator(".jp-Dialog")).to_have_count(0)  # no JSON parser's complaint
+            page.screenshot(path=SCREENSHOTS / f"site-{Path(name).stem}-as-text.png")
+        page.locator(".jp-FileBrowser .jp-BreadCrumbs-home").click()  # back to the notebooks
+    code = f"NAMES = {shipped!r}\n{LOAD_EACH}"
+    printed = in_kernel(page, "00_guide.ipynb", code)
+    assert "LOADED " in printed, printed
+    found = json.loads(printed.split("LOADED ", 1)[1])
+    for name in shipped:
+        text, said = found[name]
+        assert text == (files / name).read_text(encoding="utf-8"), f"{name} is not the file shipped"
+        assert said == loaded_on_the_desktop(files / name), name
+    assert found["samples/session.jsonl"][1] == "15 messages"
+    assert found["samples/broken-json-line-3.jsonl"][1].startswith(f"{INVALID_JSON} 3:")
+    assert found["samples/broken-record-line-4.jsonl"][1].startswith(f"{INVALID_RECORD} 4:")
+    assert foreign(browser.log.since(start)) == []
+
+
 BUDGETS = (20, 40, 210, 1000)  # too small for the newest unit, then one, two, all three units
 HONESTY_CODE = (
     f"BUDGETS = {BUDGETS!r}\n"
@@ -640,6 +769,13 @@ COUNT_KERNELS = """(() => {
 })();"""
 
 
+NOTEBOOK_KERNEL_IDLE = """() => {
+  const kernel = window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel;
+  return kernel?.status === 'idle' && kernel.connectionStatus === 'connected'
+    && document.querySelector('.jp-NotebookKernelStatus')?.textContent === '';
+}"""
+
+
 def kernels(context: BrowserContext) -> int:
     return sum(int(page.evaluate("() => window.__kernels ?? 0")) for page in context.pages)
 
@@ -679,15 +815,10 @@ def test_a_student_walks_the_first_page_and_finds_what_the_guide_says_persists(
             started = time.monotonic()
             href = landing.locator(f'ol a[href$="?path={name}"]').get_attribute("href")
             landing.goto(f"{base_url}/{href}")  # as a click does (Playwright then sees its workers)
-            landing.wait_for_function("() => window.__kernels === 1", timeout=120_000)
-            # the notebook app's status flashes "Kernel Connecting", then fades out when ready
-            landing.wait_for_function(
-                """() => document.querySelector('.jp-NotebookKernelStatus')?.textContent === ''
-                    && document.querySelector('.jp-Notebook-ExecutionIndicator')
-                         ?.getAttribute('data-status') === 'idle'""",
-                timeout=120_000,
-            )
+            # the notebook's kernel answered (idle), and the app's "Kernel Connecting" is gone
+            landing.wait_for_function(NOTEBOOK_KERNEL_IDLE, timeout=120_000)
             browser.timings.single[name] = time.monotonic() - started
+            measured("site_link", time.monotonic() - started)
             expect(landing.locator(".jp-Notebook")).to_have_count(1)
             assert kernels(context) == 1, f"{kernels(context)} kernels with {name} open"
             landing.goto(f"{base_url}/")  # back to the first page: the notebook's page is gone

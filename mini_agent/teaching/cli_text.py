@@ -101,7 +101,7 @@ COMMANDS: Final[dict[str, CommandText]] = {
 UNITS_HELP: Final = "按一致单元分组列出"
 TRIM_BUDGET_HELP: Final = "预算（字符数）"
 
-# --- argument types (cli_arguments, chat) ------------------------------------------------------
+# --- argument types (teaching.cli_arguments) ------------------------------------------------------
 INTEGER: Final = "整数"
 NUMBER: Final = "数"
 FILE_PATH: Final = "文件路径"

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..agent import run_agent
-from ..cli_arguments import positive_int
 from ..context import ContextBudgetError, context_units, estimate_context_chars
 from ..json_form import JSON
 from ..messages import AssistantMessage, Message, ToolCall, UserMessage
@@ -27,6 +26,7 @@ from ..session import load_session
 from ..tools import Tool, as_object
 from ..visible import visible
 from . import cli_text as text
+from .cli_arguments import positive_int
 from .samples import file_reader
 from .text import request_line
 from .views import shorten

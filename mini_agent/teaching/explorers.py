@@ -45,6 +45,9 @@ def _pre(text: str, colour: str | None = None) -> str:
     return f'<pre class="explorer-summary" style="{_PRE};color:{colour}">{visible_html(text)}</pre>'
 
 
+SLIDER_MAX_WIDTH = "min(48em, calc(100% - 2 * var(--jp-widgets-margin, 2px)))"
+
+
 def _box(children: Sequence[Any]) -> Any:
     """The explorer's widgets in one box that follows the notebook's content font size and
     shrinks to the notebook's width (`style.WIDGET_CSS`)."""
@@ -281,7 +284,9 @@ class BudgetExplorer(_Explorer):
             min=1,
             max=max(total, 1),
             description=words().budget_slider,
-            layout=widgets.Layout(width="100%", max_width="48em", min_width="0"),
+            # its own margins (ipywidgets' 2 px each side) inside the explorer, so the box never
+            # scrolls sideways and the readout is never cut off
+            layout=widgets.Layout(width="100%", max_width=SLIDER_MAX_WIDTH, min_width="0"),
             style={"description_width": "initial"},
         )
         self.view = widgets.HTML()

@@ -180,6 +180,9 @@ WIDGET_CSS = f"""<style>
 .{EXPLORER_CLASS} .mini-agent-number {{
   position: absolute; left: -3.2em; width: 2.6em; text-align: right; color: #374151;
 }}
+/* RunStepper: on a narrow screen the disk's lines wrap in their column, never scroll sideways */
+.{EXPLORER_CLASS} .mini-agent-disk td {{ white-space: pre-wrap !important; overflow-wrap: anywhere; }}
+.{EXPLORER_CLASS} .mini-agent-disk code {{ white-space: inherit; }}
 .{EXPLORER_CLASS} .mini-agent-editor {{ height: 100%; }}
 .{EXPLORER_CLASS} .mini-agent-editor textarea {{
   height: 100%; overflow: hidden; resize: none; background: transparent;

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TypeVar
 
-from .teaching import cli_text as text
+from . import cli_text as text
 
 Number = TypeVar("Number", int, float)
 

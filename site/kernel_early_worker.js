@@ -1,0 +1,41 @@
+// The kit's head start for the browser's Python kernel, worker side: the build puts this in
+// front of the Pyodide kernel's worker script (kernel_early.js is the page's side).
+//
+// The kernel's worker loads Pyodide only when JupyterLab sends it the kernel's options. This
+// begins at once, when the worker starts, with the options the site's settings give every
+// kernel (the build fills in KIT_OPTIONS from jupyter-lite.json), then imports what the
+// kernel imports first. The kernel's own call, `loadPyodide(options)`, goes through
+// __kitPyodide (the build points it here): same options, so it takes this Pyodide, with its
+// output sent where the kernel says; different options (another site's settings), so it loads
+// its own, as before. The page hears when this Pyodide is up ("loaded") and which the kernel
+// took ("warm" or "cold").
+const kitEarly = (() => {
+  const root = new URL(KIT_ROOT, self.location.href);
+  const options = {};
+  for (const [key, value] of Object.entries(KIT_OPTIONS)) {
+    // as the kernel extension does: settings ending in "URL" are relative to the site
+    options[key] = key.endsWith("URL") && typeof value === "string" ? new URL(value, root).href : value;
+  }
+  const pyodide = (async () => {
+    const { loadPyodide } = await import(options.indexURL + "pyodide.mjs");
+    const loaded = await loadPyodide(options);
+    await loaded.runPythonAsync(KIT_IMPORTS);
+    self.postMessage({ _kitKernel: "loaded" });
+    return loaded;
+  })();
+  pyodide.catch(() => {}); // a failure shows when the kernel takes it, not as an unhandled one
+  return { key: JSON.stringify(options), pyodide };
+})();
+
+globalThis.__kitPyodide = async (loadPyodide, options) => {
+  if (JSON.stringify(options) !== kitEarly.key) {
+    const own = await loadPyodide(options);
+    self.postMessage({ _kitKernel: "cold" });
+    return own;
+  }
+  const pyodide = await kitEarly.pyodide;
+  pyodide.setStdout({ batched: options.stdout });
+  pyodide.setStderr({ batched: options.stderr });
+  self.postMessage({ _kitKernel: "warm" });
+  return pyodide;
+};
