@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -583,7 +584,10 @@ def test_show_piped_into_a_reader_that_stops_early_is_quiet(tmp_path: Path) -> N
     assert process.stdout is not None and process.stderr is not None
     # a text stream ends its lines as the system does: \r\n on Windows
     line = f"50000 条消息，{len(text)} 字符{os.linesep}"  # in the pipe's encoding: GBK on Chinese Windows
-    assert process.stdout.readline() == line.encode(locale.getpreferredencoding(False))
+    with warnings.catch_warnings():  # under -X warn_default_encoding, asking warns (3.11 on)
+        warnings.simplefilter("ignore", EncodingWarning)
+        encoding = locale.getpreferredencoding(False)  # what the child's piped stdout uses
+    assert process.stdout.readline() == line.encode(encoding)
     process.stdout.close()  # like `| head -1`
     assert process.stderr.read() == b""
     assert process.wait(timeout=60) == 1
