@@ -64,7 +64,7 @@ def test_session_view_lines_up_two_digit_indexes() -> None:
 
 def test_a_long_label_widens_its_column_so_the_next_one_still_lines_up() -> None:
     both = [ToolCall("read-1", "read", {}), ToolCall("read-2", "read", {})]
-    messages = [
+    messages: list[Message] = [
         UserMessage("q"),
         AssistantMessage("x", both),
         ToolMessage("read-1", "a"),
