@@ -4,7 +4,7 @@
     python kit.py test            every check this machine can run, then what it skipped and why
     python kit.py test --quick    lint, types, unit/property/CLI tests, node differential
     python kit.py test --strict   the full tier; a part or a test that would be skipped fails
-    python kit.py test --only notebooks,node    just those parts (names: see --dry-run)
+    python kit.py test --only notebooks,node    just those parts (names: see test --help)
     python kit.py test --only windows   the kit in Windows CPython under Wine (docs/WINDOWS.md)
     python kit.py system          install the system packages the full tier needs (Debian, root)
     python kit.py site            build the browser edition into _site/
@@ -43,10 +43,12 @@ import sys
 import tarfile
 import threading
 import time
+import unicodedata
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NoReturn
 
 ROOT = Path(__file__).resolve().parent
 READER_ENV = ROOT / ".venv"
@@ -904,11 +906,96 @@ def soak(args: argparse.Namespace) -> int:
     return subprocess.run([str(python), "-m", "tests.soak", *args.rest], cwd=ROOT).returncode
 
 
+# --- argparse, in Chinese ------------------------------------------------------------------
+# mini_agent's CLI says argparse's words in Chinese through mini_agent/teaching/cli_text.py;
+# kit.py runs before any environment exists, so it cannot import that table and keeps the few
+# words its own parsers print here.
+
+USAGE = "用法："
+HEADINGS = {"positional arguments": "位置参数", "options": "选项"}
+HELP = "显示这段帮助并退出"
+ERRORS = (  # the usage errors argparse gives this file's parsers, and their Chinese
+    (r"invalid choice: (.*) \(choose from (.*)\)", r"没有这个选择：\1（可选：\2）"),
+    (r"not allowed with argument (.*)", r"不能和 \1 同时使用"),
+    (r"expected one argument", "后面要跟一个值"),
+    (r"ignored explicit argument (.*)", r"这个选项不带值，却给了 \1"),
+    (r"the following arguments are required: (.*)", r"缺少必需的参数：\1"),
+)
+
+
+def chinese(message: str) -> str:
+    """argparse's English usage error in Chinese, the values it quotes kept (or as it is)."""
+    about = re.fullmatch(r"argument (\S+): (.*)", message, re.S)
+    if about is not None:
+        return f"参数 {about.group(1)}: {chinese(about.group(2))}"
+    for english, said in ERRORS:
+        found = re.fullmatch(english, message, re.S)
+        if found is not None:
+            return found.expand(said)
+    return message
+
+
+def columns(text: str) -> int:
+    """The terminal columns `text` takes: a wide (CJK) character two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help with Chinese headings, usage prefix and -h, its help texts wrapped by
+    terminal columns (argparse counts a Chinese character as one), 80 at most."""
+
+    SHIFT = columns(USAGE) - len(USAGE)  # argparse aligns the usage's lines by len(prefix)
+
+    def __init__(self, prog: str) -> None:
+        width = min(shutil.get_terminal_size().columns, 80) - 2
+        super().__init__(prog, width=width - self.SHIFT)  # the usage's first line is wider
+
+    def add_usage(
+        self, usage: str | None, actions: Any, groups: Any, prefix: str | None = None
+    ) -> None:
+        super().add_usage(usage, actions, groups, USAGE if prefix is None else prefix)
+
+    def start_section(self, heading: str | None) -> None:
+        super().start_section(HEADINGS.get(heading, heading) if heading else heading)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        lines: list[str] = []
+        for word in text.split():
+            if lines and columns(f"{lines[-1]} {word}") <= width:
+                lines[-1] += f" {word}"
+            else:
+                lines.append(word)
+        return lines
+
+    def format_help(self) -> str:
+        said = super().format_help()
+        said = re.sub(f"^({'|'.join(HEADINGS.values())}):$", r"\1：", said, flags=re.M)
+        usage, gap, rest = said.rstrip("\n").partition("\n\n")
+        shifted = usage.replace("\n", "\n" + " " * self.SHIFT)  # its lines under its first
+        return f"{shifted}{gap}{rest}\n"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser speaking Chinese: its help (`HelpFormatter`), its -h, its errors."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        kwargs["add_help"] = False  # argparse's own -h would say its help in English
+        super().__init__(*args, **kwargs)
+        self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS, help=HELP)
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: 错误：{chinese(message)}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python kit.py",
-        description="本工具包的命令：Windows 的 cmd/PowerShell、macOS 和 Linux 里写法相同（只用标准库）。",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "本工具包的命令（只用标准库），在 Windows 的 cmd/PowerShell、macOS 和 Linux 里\n"
+            "写法相同。每个命令的用法：python kit.py COMMAND --help"
+        ),
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     opened = commands.add_parser("lab", help="在 notebooks/ 上打开 JupyterLab")
@@ -917,7 +1004,12 @@ def build_parser() -> argparse.ArgumentParser:
     tested = commands.add_parser("test", help="运行本机能跑的全部检查")
     tiers = tested.add_mutually_exclusive_group()
     tiers.add_argument("--quick", action="store_true", help="只跑快速层")
-    tiers.add_argument("--only", action="append", metavar="PART[,PART]", help="只跑这些部分")
+    tiers.add_argument(
+        "--only",
+        action="append",
+        metavar="PART[,PART]",
+        help=f"只跑这些部分（用逗号分隔）：{', '.join(BY_NAME)}；--quick 就是 {','.join(QUICK)}",
+    )
     tested.add_argument(
         "--strict", action="store_true", help="选中的每一部分都必须运行，任何测试都不得跳过"
     )
@@ -941,7 +1033,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)  # the rest goes to jupyter lab, pytest, ...
     if rest and args.command == "system":
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        parser.error(f"不认识的参数：{' '.join(rest)}")
     args.rest = rest
     code: int = args.run(args)
     return code

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +49,32 @@ def test_the_acceptance_runs_the_chapter_s_nine_cases_and_passes_them() -> None:
     result = acceptance.run_acceptance(ROOT)
     assert result.code == 0 and len(result.rows) == result.passed == 9, repr(result)
     assert "pytest 的最后几行" not in repr(result)  # a passing run shows only the table
+
+
+def test_the_command_shown_is_the_one_the_child_process_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ran: list[tuple[list[str], dict[str, str]]] = []
+    real = subprocess.run
+
+    def spy(command: list[str], **options: Any) -> Any:
+        ran.append((command, options["env"]))
+        return real(command, **options)
+
+    monkeypatch.setattr(subprocess, "run", spy)  # the module acceptance calls it in
+    shown = repr(acceptance.run_acceptance(ROOT)).splitlines()
+    ((command, env),) = ran
+    assert shown[0] == "命令：" + " ".join(["python", *command[1:]])
+    for name, value in acceptance.ENV.items():
+        assert env[name] == value and f"{name}={value}" in shown[1]
+
+
+def test_a_file_the_chapter_does_not_name_is_marked_as_the_kit_s_inference() -> None:
+    result = acceptance.run_acceptance(ROOT)
+    inferred = [row for row in result.rows if row[0].endswith(acceptance.INFERRED)]
+    assert [row[1] for row in inferred] == ["可核验显式 sessionPath 的追加与恢复"]
+    assert acceptance.INFERRED_NOTE in repr(result)
+    assert "推断" in result._repr_html_()
 
 
 def test_08_names_every_package_of_the_bench_extra() -> None:

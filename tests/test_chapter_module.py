@@ -8,7 +8,9 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,10 +28,12 @@ from mini_agent import (
 from mini_agent.chapter import agent as chapter_agent
 from mini_agent.chapter import session as chapter_session
 from mini_agent.chapter.context import context_units as literal_units
+from mini_agent.chapter.context import estimate_context_chars as chapter_estimate
+from mini_agent.chapter.context import trim_context as chapter_trim
 from mini_agent.session import calls
 from mini_agent.teaching import book, mistakes
 from mini_agent.teaching.errors import NoErrorRaised, show_error
-from mini_agent.teaching.source import MIN_COLUMN, show_source, source_of
+from mini_agent.teaching.source import FROM_THE_CHAPTER, MIN_COLUMN, show_source, source_of
 from mini_agent.teaching.unprivileged import run_unprivileged
 
 from .platforms import FORK_AND_SETUID, posix_only
@@ -70,6 +74,69 @@ def test_every_quote_is_the_chapters_text_byte_for_byte(name: str, text: str) ->
     assert digests[name] == digest(text), f"{name} differs from the chapter as first quoted"
     if CHAPTER.exists():
         assert CHAPTER.read_text(encoding="utf-8").count(text) >= 1
+
+
+# A quotation of the chapter in the notebooks' prose: a blockquote line, or “…” / 「…」 right
+# after a speaker (本章说、本章接着说、本章的原话、老z、小a 问、本章图里的 …) or opening a
+# paragraph (after a blank line). Elsewhere a quoted phrase is the kit's own term
+# (“照搬本章的 Python”). `……` marks an omission; backticks, bold and spacing are the
+# notebook's typography, not the chapter's.
+SPEAKER = re.compile(
+    r"(?:(?:本章|老z|小a|正文)[^“”「」。\n]{0,10}?(?:说|问|原话\**|图里的|一步是|提醒)"
+    r"|老z|小a|^|\n\n)[ \t]*[：:]?[ \t]*$"  # a paragraph's start, not a wrapped line's
+)
+QUOTING = sorted((ROOT / "notebooks").glob("0[1-7]*.ipynb"))  # 01-07 and 07a
+
+
+def chapter_quotations(text: str) -> list[str]:
+    found, opened = [], []
+    for at, char in enumerate(text):
+        if char in "“「":
+            opened.append(at)
+        elif char in "”」" and opened:
+            start = opened.pop()
+            if not opened and SPEAKER.search(text[:start]):
+                found.append(text[start + 1 : at])
+    return found + [line[2:] for line in text.split("\n") if line.startswith("> ")]
+
+
+def typeset_away(text: str) -> str:
+    return re.sub(r"\s+", "", text.replace("`", "").replace("*", ""))
+
+
+def misquoted(quotation: str, chapter: str) -> list[str]:
+    """The pieces of `quotation` (between its `……`) that the chapter does not hold."""
+    return [
+        piece
+        for piece in quotation.split("……")
+        if typeset_away(piece) and typeset_away(piece) not in chapter
+    ]
+
+
+def test_the_quotation_finder_tells_a_quotation_from_a_term() -> None:
+    text = "代码标题里的“照搬本章的 Python”。本章说：“先查公共前提”。\n\n“宁可失败，不装傻。”"
+    assert chapter_quotations(text) == ["先查公共前提", "宁可失败，不装傻。"]
+    chapter = typeset_away("宁可失败，不装傻。先查公共前提（对象）")
+    assert misquoted("先查公共前提", chapter) == []
+    assert misquoted("先查对象", chapter) == ["先查对象"]  # a paraphrase in quotation marks
+    assert misquoted("宁可失败……先查公共前提", chapter) == []  # an omission, marked
+
+
+def test_every_quotation_of_the_chapter_in_01_to_07a_is_its_text() -> None:
+    quotations = [
+        (f"{path.name} cell {index}", quotation)
+        for path in QUOTING
+        for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"])
+        if cell["cell_type"] == "markdown"
+        for quotation in chapter_quotations("".join(cell["source"]))
+    ]
+    assert len(quotations) > 40  # the finder still finds them
+    if CHAPTER.exists():
+        chapter = typeset_away(CHAPTER.read_text(encoding="utf-8"))
+        wrong = [(where, q) for where, q in quotations if misquoted(q, chapter)]
+        assert wrong == [], (
+            "quote the chapter exactly, mark an omission with ……, or drop the quotes"
+        )
 
 
 def test_every_excerpt_and_table_is_listed_once() -> None:
@@ -118,6 +185,25 @@ def test_source_view_shows_the_chapter_first_and_its_python_beside_it() -> None:
     assert (
         f"minmax(min(100%,{MIN_COLUMN}ch),1fr)" in html and html.count("white-space:pre-wrap") == 3
     )
+
+
+def test_a_twin_is_titled_by_what_the_chapter_gives_of_it() -> None:
+    def title(function: Callable[..., Any]) -> str:
+        titles: list[str] = re.findall(r"^── (.+) ──$", repr(show_source(function)), re.M)
+        return titles[0]
+
+    # code the chapter prints, transcribed
+    assert title(chapter_session.calls).startswith("照搬本章的 Python（")
+    assert title(chapter_session.append_session).startswith("照搬本章的 Python（")
+    assert title(literal_units).startswith("照搬本章的 Python（")
+    # what it only draws, or only says
+    for drawn in (chapter_session.load_session, chapter_trim, chapter_agent.run_agent):
+        assert title(drawn).startswith("照老z 的图写的 Python（"), drawn
+    assert title(chapter_estimate) == (
+        "照本章文字写的 Python（mini_agent/chapter/context.py）：estimate_context_chars"
+        "（分隔开销取每条 +1）"
+    )
+    assert all(f.__module__.startswith("mini_agent.chapter.") for f in FROM_THE_CHAPTER)
 
 
 def test_a_drawing_is_titled_as_lao_z_s_never_as_a_file() -> None:

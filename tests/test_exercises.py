@@ -187,8 +187,73 @@ def test_the_chapters_literal_parser_passes_every_row() -> None:
     assert check_parse_session_message(chapter_session.parse_session_message).ok
 
 
+def chapter_shaped_parse(value: Any) -> Message | None:
+    """01's exercise as its notebook asks for it: the chapter's if-chain, the common
+    precondition first and once, then a dispatch on role (90_solutions' answer)."""
+    item = value if isinstance(value, dict) else None
+    if item is None or not isinstance(item.get("role"), str):
+        return None
+    if not isinstance(item.get("content"), str):
+        return None
+    if item["role"] == "user":
+        return UserMessage(item["content"])
+    if item["role"] == "assistant" and chapter_session.calls(item.get("toolCalls")):
+        tool_calls = [ToolCall(c["id"], c["name"], c["input"]) for c in item["toolCalls"]]
+        return AssistantMessage(item["content"], tool_calls)
+    if (
+        item["role"] == "tool"
+        and isinstance(item.get("toolCallId"), str)
+        and isinstance(item.get("isError"), bool)
+    ):
+        return ToolMessage(item["toolCallId"], item["content"], item["isError"])
+    return None
+
+
+def guarded_match_parse(value: Any) -> Message | None:
+    """01's 进阶: `match` on role after one guard for the common precondition."""
+    item = value if isinstance(value, dict) else None
+    if item is None or not isinstance(item.get("role"), str):
+        return None
+    if not isinstance(item.get("content"), str):
+        return None
+    content = item["content"]
+    match item:
+        case {"role": "user"}:
+            return UserMessage(content)
+        case {"role": "assistant", "toolCalls": list(raw)} if chapter_session.calls(raw):
+            return AssistantMessage(
+                content, [ToolCall(c["id"], c["name"], c["input"]) for c in raw]
+            )
+        case {"role": "tool", "toolCallId": str(call_id), "isError": bool(is_error)}:
+            return ToolMessage(call_id, content, is_error)
+    return None
+
+
+def test_the_chapter_shaped_if_chain_and_a_guarded_match_both_pass() -> None:
+    assert check_parse_session_message(chapter_shaped_parse).ok
+    assert check_parse_session_message(guarded_match_parse).ok
+
+
+def test_content_checked_in_every_case_but_one_fails_the_row_the_chapters_table_lacks() -> None:
+    # 01's 最容易走错的第一处 in `match` form: `str(content)` copied into each case, and left
+    # out of the assistant's; the chapter's table has no row that catches it, the check has
+    def forgot_one(value: Any) -> Message | None:
+        match value:
+            case {"role": "assistant", "content": content, "toolCalls": list(raw)} if (
+                chapter_session.calls(raw)
+            ):
+                return AssistantMessage(
+                    content, [ToolCall(c["id"], c["name"], c["input"]) for c in raw]
+                )
+        return match_parse(value)
+
+    names = failed(check_parse_session_message(forgot_one))
+    assert [name.split("  (")[1] for name in names] == ["assistant 的 content 不是字符串)"]
+
+
 def match_parse(value: Any) -> Message | None:
-    """01's exercise answered with `match`: mapping and class patterns (`bool()` is exact)."""
+    """01's exercise answered with `match`, the precondition copied into every case (it passes;
+    01's 进阶 asks for one guard instead): mapping and class patterns (`bool()` is exact)."""
     match value:
         case {"role": "user", "content": str(content)}:
             return UserMessage(content)

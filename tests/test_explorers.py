@@ -82,8 +82,9 @@ def test_editor_names_the_physical_line_of_broken_json() -> None:
     lines = sample_session_text().split("\n")
     lines[1] = lines[1][:20]  # truncated, as a crash mid-write leaves it
     editor.text.value = "\n".join(lines)
-    first, second = editor.summary.splitlines()
+    first, meaning, second = editor.summary.splitlines()
     assert first.startswith("invalid session JSON at line 2: ")
+    assert meaning.startswith("释义：第 2 行不是合法的 JSON：")  # the gloss 03's errors carry
     assert second == "  第 2 行：" + lines[1]
     assert palette().marked_line in editor.html  # the bad line is highlighted, kernel or not
     # the error sits above the text box, and the box shades line 2 itself

@@ -65,6 +65,13 @@ def test_os_errors_are_glossed_by_their_strerror(tmp_path: Path) -> None:
     assert gloss(PermissionError(13, "Permission denied")) == "没有读（或写）这个文件的权限"
 
 
+def test_an_os_error_quoted_as_text_is_glossed_by_its_strerror() -> None:
+    # 03's exercise report quotes `IsADirectoryError: [Errno 21] Is a directory: 'a-directory'`
+    error = IsADirectoryError(21, "Is a directory", "a-directory")
+    assert gloss_text(str(error)) == "这个路径是目录，不是文件"
+    assert gloss_text("[Errno 13] Permission denied") == "没有读（或写）这个文件的权限"
+
+
 def test_a_phrase_without_a_detail_is_glossed_by_its_phrase() -> None:
     # chapter_session raises the chapter's bare phrase
     assert gloss_text("invalid session JSON at line 2") == "第 2 行不是合法的 JSON"

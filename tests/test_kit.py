@@ -120,6 +120,49 @@ def test_in_ci_or_with_strict_a_part_that_cannot_run_fails_the_run() -> None:
     assert code == 0, said
 
 
+ARGPARSE_ENGLISH = ("usage:", "positional arguments", "options:", "show this help", "error:")
+
+
+@pytest.mark.parametrize("command", [(), ("lab",), ("test",), ("system",), ("site",)])
+def test_every_help_speaks_chinese_as_mini_agents_cli_does_and_fits_80_columns(
+    command: tuple[str, ...],
+) -> None:
+    code, said = run_kit(*command, "--help")
+    assert code == 0, said
+    assert (
+        said.startswith("用法：python kit.py") and "选项：" in said and "显示这段帮助并退出" in said
+    )
+    for english in ARGPARSE_ENGLISH:
+        assert english not in said, english
+    assert max(kit.columns(line) for line in said.splitlines()) <= 80, said
+
+
+def test_the_only_option_names_every_part_and_the_quick_tier() -> None:
+    _, said = run_kit("test", "--help")
+    helped = " ".join(said.split())  # as one line: argparse wraps it
+    for name in kit.BY_NAME:
+        assert re.search(rf"\b{name}\b", helped), name
+    assert "--quick 就是 " + ",".join(kit.QUICK) in helped
+
+
+@pytest.mark.parametrize(
+    ("arguments", "chinese"),
+    [
+        ((), "错误：缺少必需的参数：COMMAND"),
+        (("nope",), "错误：参数 COMMAND: 没有这个选择：'nope'（可选："),
+        (("test", "--quick", "--only", "lint"), "错误：参数 --only: 不能和 --quick 同时使用"),
+        (("test", "--only"), "错误：参数 --only: 后面要跟一个值"),
+        (("system", "extra"), "错误：不认识的参数：extra"),
+    ],
+)
+def test_a_usage_error_is_said_in_chinese_with_the_usage(
+    arguments: tuple[str, ...], chinese: str
+) -> None:
+    code, said = run_kit(*arguments)
+    assert code == 2 and said.startswith("用法：python kit.py"), said
+    assert chinese in said and "error:" not in said and "invalid choice" not in said, said
+
+
 def test_an_unknown_part_is_a_usage_error() -> None:
     code, said = run_kit("test", "--only", "lint,nope", "--dry-run")
     assert code == 1 and "没有这个部分：nope" in said

@@ -30,6 +30,9 @@ def test_the_first_screen_holds_what_the_kit_is_the_two_commands_and_the_order()
     screen = "\n".join(chinese.splitlines()[:FIRST_SCREEN])
     assert "《第34章 让记忆续上——Session》" in screen and "mini_agent/chapter/" in screen
     assert "python kit.py lab" in screen and "python kit.py test" in screen
+    assert (
+        "python kit.py test --quick" in screen and "很多分钟" in screen
+    )  # a first test, and the full one's cost
     assert notebook_order(screen) == READING_ORDER
     assert "docs/INSTRUCTOR.md" in screen and "CONTRIBUTING.md" in screen
     for word in ("投影", "RISE", "nbval", "GBK", "CI", "853", "ipywidgets", "locale"):

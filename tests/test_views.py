@@ -62,6 +62,23 @@ def test_session_view_lines_up_two_digit_indexes() -> None:
     assert rows[11] == "  [10] user             q10"
 
 
+def test_a_long_label_widens_its_column_so_the_next_one_still_lines_up() -> None:
+    both = [ToolCall("read-1", "read", {}), ToolCall("read-2", "read", {})]
+    messages: list[Message] = [
+        UserMessage("q"),
+        AssistantMessage("x", both),
+        ToolMessage("read-1", "a"),
+        ToolMessage("read-2", "b", True),
+    ]
+    rows = repr(SessionView(messages)).splitlines()[1:]
+    assert rows[1] == "  [1] assistant(read-1,read-2) x → read-1:read({}), read-2:read({})"
+    start = len("  [1] assistant(read-1,read-2) ")  # every row's text starts there
+    assert [row[start:] for row in rows[::2]] == ["q", "a"] and rows[3][start:] == "b"
+    run = repr(RunView(messages, [messages])).splitlines()
+    table = run[run.index(next(row for row in run if row.lstrip().startswith("#"))) :]
+    assert len({len(row.split("●")[0]) for row in table[1:]}) == 1  # the marks line up too
+
+
 def test_units_view_counts_one_unit() -> None:
     view = UnitsView.of([UserMessage("alone")])
     assert repr(view).splitlines()[0] == "1 个单元"

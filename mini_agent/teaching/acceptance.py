@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..visible import visible_html, visible_text
-from .book import CHAPTER_TESTS
+from .book import CHAPTER_TESTS, ChapterTest
 from .style import page
 from .views import Table
 
@@ -26,6 +26,7 @@ CASES = "tests/test_chapter_cases.py"
 # model server), which the reader's environment (`python kit.py lab`) does not install and
 # the chapter's cases do not use.
 PYTEST = ("-m", "pytest", "--noconftest", "-q", "-rA", "--color=no", "-p", "no:cacheprovider")
+ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # no plugin is needed, and none is loaded
 VERDICTS = {"PASSED": "通过", "FAILED": "失败", "ERROR": "出错"}
 NOT_RUN = "没有运行"
 TAIL_LINES = 12
@@ -52,8 +53,26 @@ def find_checkout(start: Path) -> Path | None:
 
 
 def command_line() -> str:
-    """What a reader types in a terminal at the checkout's root to run the same tests."""
-    return f"python -m pytest --noconftest {CASES}"
+    """The command the child process runs, as a reader types it at the checkout's root (with
+    `ENV` set: `environment()` says it)."""
+    return " ".join(("python", *PYTEST, CASES))
+
+
+def environment() -> str:
+    """The variables the child process gets beyond the notebook's own, and why."""
+    names = " ".join(f"{name}={value}" for name, value in ENV.items())
+    return f"环境变量：{names}（不自动加载这个环境里装的其他 pytest 插件）"
+
+
+INFERRED = "（推断）"
+INFERRED_NOTE = (
+    f"标“{INFERRED}”的文件名是本包的推断：本章只说“现有测试通过 fake client 直接调用 runAgent，"
+    "可核验显式 sessionPath 的追加与恢复”，没有说是哪个测试文件。"
+)
+
+
+def _file(test: ChapterTest) -> str:
+    return test.file + (INFERRED if test.file_inferred else "")
 
 
 @dataclass(frozen=True)
@@ -77,13 +96,18 @@ class Acceptance:
     def table(self) -> Table:
         return Table(["本章的测试文件", "本章的说法", "pytest 用例", "结果"], self.rows)
 
+    def _inferred(self) -> bool:
+        return any(row[0].endswith(INFERRED) for row in self.rows)
+
     def _failed(self) -> bool:
         return bool(self.tail) and (self.code != 0 or self.passed < len(self.rows))
 
     def __repr__(self) -> str:
         if self.why_not:
             return visible_text(self.why_not)
-        parts = [f"命令：{command_line()}", self.summary(), "", repr(self.table())]
+        parts = [f"命令：{command_line()}", environment(), self.summary(), "", repr(self.table())]
+        if self._inferred():
+            parts += ["", INFERRED_NOTE]
         if self._failed():
             parts += ["", "pytest 的最后几行：", self.tail]
         return visible_text("\n".join(parts))
@@ -94,9 +118,11 @@ class Acceptance:
         tail = ""
         if self._failed():
             tail = f"<p>pytest 的最后几行：</p><pre>{visible_html(self.tail)}</pre>"
+        note = f"<p>{visible_html(INFERRED_NOTE)}</p>" if self._inferred() else ""
         return page(
-            f"<p>命令：<code>{visible_html(command_line())}</code></p>"
-            f"<p>{visible_html(self.summary())}</p>{self.table()._repr_html_()}{tail}"
+            f"<p>命令：<code>{visible_html(command_line())}</code><br>"
+            f"{visible_html(environment())}</p>"
+            f"<p>{visible_html(self.summary())}</p>{self.table()._repr_html_()}{note}{tail}"
         )
 
 
@@ -112,7 +138,7 @@ def run_acceptance(start: Path | None = None) -> Acceptance:
     run = subprocess.run(
         [sys.executable, *PYTEST, CASES],
         cwd=root,
-        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # no plugin is needed
+        env={**os.environ, **ENV},
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -125,7 +151,7 @@ def run_acceptance(start: Path | None = None) -> Acceptance:
         )
     }
     rows = tuple(
-        (test.file, test.chapter_says, test_id.split("::", 1)[1], verdicts.get(test_id, NOT_RUN))
+        (_file(test), test.chapter_says, test_id.split("::", 1)[1], verdicts.get(test_id, NOT_RUN))
         for test in CHAPTER_TESTS
         for test_id in test.pytest_ids
     )

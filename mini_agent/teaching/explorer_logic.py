@@ -39,10 +39,11 @@ class SessionCheck:
 
     @property
     def summary(self) -> str:
+        """The messages' table, or the loader's error, its Chinese gloss and the bad line."""
         if self.error is None:
             return repr(SessionView(self.messages))
         bad_line = words().bad_line(self.error.line, visible_line(self.line_text))
-        return f"{visible(str(self.error))}\n{bad_line}"
+        return f"{self.status}\n{bad_line}"
 
     @property
     def status(self) -> str:

@@ -208,6 +208,9 @@ _PHRASED = re.compile(
 )
 
 
+# an OSError as `str()` writes it (`[Errno 21] Is a directory: 'a-directory'`): its strerror
+_OS_ERROR = re.compile(r"\[Errno -?\d+\] (.*?)(?:: '[^']*')?", re.S)
+
 # a streamed tool call whose pieces of `arguments` do not join into JSON (live client)
 _ARGUMENTS = re.compile(r"invalid JSON arguments for tool (\S+): (.*)", re.S)
 
@@ -264,6 +267,9 @@ def gloss_text(text: str) -> str | None:
         head = f"模型给工具 {tool} 的参数拼起来不是合法的 JSON"
         reason = _first(DETAILS, detail)
         return f"{head}：{reason}" if reason else head
+    os_error = _OS_ERROR.fullmatch(text)
+    if os_error is not None:
+        return _os_strerror(os_error.group(1))
     phrased = _PHRASED.match(text)
     if phrased is None:
         return _first(WHOLE, text)

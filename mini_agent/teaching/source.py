@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from unicodedata import east_asian_width
 
+from ..chapter import agent as chapter_agent
+from ..chapter import context as chapter_context
+from ..chapter import session as chapter_session
 from ..visible import visible_html, visible_text
 from .book import Excerpt
 
@@ -52,19 +55,39 @@ def _path(function: Callable[..., Any]) -> str:
     return function.__module__.replace(".", "/") + ".py"
 
 
+TRANSCRIBED = "照搬本章的 Python"
+"""A twin of code the chapter prints (`calls()`, `appendSession()`, the unit scan)."""
+FROM_A_DRAWING = "照老z 的图写的 Python"
+FROM_THE_WORDS = "照本章文字写的 Python"
+
+FROM_THE_CHAPTER: dict[Callable[..., Any], tuple[str, str]] = {
+    # the chapter prints the four branches; the precondition and isError are in its words
+    chapter_session.parse_session_message: (TRANSCRIBED, "公共前提和 isError 照正文补上"),
+    # the chapter draws these and prints none of their code
+    chapter_session.load_session: (FROM_A_DRAWING, ""),
+    chapter_context.trim_context: (FROM_A_DRAWING, ""),
+    chapter_agent.run_agent: (FROM_A_DRAWING, ""),
+    # the chapter only says "再加分隔开销", not how much
+    chapter_context.estimate_context_chars: (FROM_THE_WORDS, "分隔开销取每条 +1"),
+}
+"""What a twin in `mini_agent.chapter` is, and a note, where it is not a plain transcription
+of printed code: the one place a panel's title says so (`TRANSCRIBED` for the rest)."""
+
+
 def _title(function: Callable[..., Any], part: str | None) -> str:
-    """Whose code this is: the chapter's, transcribed (`mini_agent.chapter`); a deliberate
-    mistake; or the kit's own implementation (本包, and only there)."""
+    """Whose code this is: the chapter's twin (`mini_agent.chapter`, titled by what the chapter
+    gives of it: code, a drawing or words); a deliberate mistake; or the kit's own
+    implementation (本包, and only there)."""
     module = function.__module__
-    who = "本包的实现"
+    who, note = "本包的实现", ""
     if module.startswith("mini_agent.chapter."):
-        who = "照搬本章的 Python"
+        who, note = FROM_THE_CHAPTER.get(function, (TRANSCRIBED, ""))
     elif module.rsplit(".", 1)[-1] in ("mistakes", "buggy"):
         who = "故意写错的版本"
     elif module.startswith("mini_agent.teaching."):
         who = "本包的示例"
     name = function.__qualname__ + (f" 里的 {part.removeprefix('def ')}" if part else "")
-    return f"{who}（{_path(function)}）：{name}"
+    return f"{who}（{_path(function)}）：{name}" + (f"（{note}）" if note else "")
 
 
 @dataclass(frozen=True)

@@ -192,10 +192,6 @@ class Words:
     question_dropped: str = "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
     smallest_budget: str = "这是做得到这一点的最小预算"
 
-    def request_counts(self, number: int, disk: int, sent: int) -> str:
-        """A request line without characters: what a check shows before the answer is right."""
-        return f"{self.request(number)}：磁盘上 {disk} 条消息；发出 {sent} 条消息"
-
     def sent_span(self, first: int, end: int) -> str:
         kept = "，带着提问" if first == 0 else "，提问被裁掉" if end else ""
         return f"：发出 #{first} 到 #{end - 1}{kept}" if end else ""

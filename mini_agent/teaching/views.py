@@ -81,8 +81,9 @@ class SessionView:
     def __repr__(self) -> str:
         rows = [self.summary()]
         width = len(str(len(self.messages) - 1))  # `[ 9]` lines up with `[10]`
+        labels = _label_width(self.messages)
         for index, message in enumerate(self.messages):
-            rows.append(f"  [{index:>{width}}] {label(message):<16} {_detail(message)}")
+            rows.append(f"  [{index:>{width}}] {_pad(label(message), labels)} {_detail(message)}")
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
@@ -420,10 +421,11 @@ class RunView:
         w = words()
         numbers = range(1, len(self.requests) + 1)
         width = _display_width(w.column_chars)
+        labels = _label_width(self.disk)
         rows = [
             self.summary(),
             (
-                f"  {w.column_index:>3}  {_pad(w.column_message, 16)} "
+                f"  {w.column_index:>3}  {_pad(w.column_message, labels)} "
                 f"{' ' * max(0, 5 - width)}{w.column_chars}  "
                 + " ".join(f"{w.column_request_short(n):<3}" for n in numbers)
             ).rstrip(),
@@ -431,7 +433,9 @@ class RunView:
         for index, message in enumerate(self.disk):
             marks = " ".join(f"{self.mark(index, n):<3}" for n in numbers)
             chars = estimate_context_chars([message])
-            rows.append(f"  {index:>3}  {label(message):<16} {chars:>5}  {marks}".rstrip())
+            rows.append(
+                f"  {index:>3}  {_pad(label(message), labels)} {chars:>5}  {marks}".rstrip()
+            )
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
@@ -464,6 +468,15 @@ class RunView:
             f"{summary}<table>{head}<tbody>{body}</tbody></table>"
             f"<p style='font-size:smaller'>{visible_html(w.run_legend)}</p>"
         )
+
+
+LABEL_WIDTH = 16  # `assistant(c1,c2)`: a longer label widens its whole column
+
+
+def _label_width(messages: Sequence[Message]) -> int:
+    """The label column's width: `LABEL_WIDTH`, or the longest label's, so that every row's
+    next column starts at the same place (`assistant(read-1,read-2)` included)."""
+    return max([LABEL_WIDTH, *(_display_width(label(message)) for message in messages)])
 
 
 def _pad(text: str, width: int) -> str:
