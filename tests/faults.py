@@ -527,22 +527,20 @@ SIGINT_TRIALS = textwrap.dedent(
 def sigint_trials(folder: Path, trials: int, helpers: int, seed: int) -> Tally:
     """Ctrl-C (a real SIGINT) at random moments of a main thread's appends while `helpers`
     threads append too: after each, no fd on the session is left open and its lock is free."""
+    return signal_trials(SIGINT_TRIALS, folder, trials, helpers, seed)
+
+
+def signal_trials(script: str, *arguments: object) -> Tally:
+    """Run one of the Ctrl-C scripts in a fresh interpreter; the tally it prints, as a Tally
+    (its "interrupted" count is the trials the Ctrl-C reached: `refused`)."""
     run = subprocess.run(
-        [sys.executable, "-c", SIGINT_TRIALS, str(folder), str(trials), str(helpers), str(seed)],
-        cwd=ROOT,
-        capture_output=True,
-        encoding="utf-8",
-        timeout=600,
-    )
+        [sys.executable, "-c", script, *map(str, arguments)],
+        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=900,
+    )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     seen = json.loads(run.stdout)
-    return Tally(
-        trials=seen["trials"],
-        refused=seen["interrupted"],
-        leaked=seen["leaked"],
-        locked=seen["locked"],
-        errors=seen["errors"],
-    )
+    seen["refused"] = seen.pop("interrupted")
+    return Tally(**seen)
 
 
 # --- one outcome per append: raised means not in the file (issue 25) ------------------------------
@@ -588,20 +586,7 @@ CTRL_C_OUTCOMES = textwrap.dedent(
 def ctrl_c_outcomes(folder: Path, trials: int, fsync: bool, seed: int) -> Tally:
     """A real SIGINT at a random moment of small appends: an append that raised has its record
     in the file only when the exception is marked `written_anyway` (0 phantoms)."""
-    run = subprocess.run(
-        [sys.executable, "-c", CTRL_C_OUTCOMES, str(folder), str(trials), "1" if fsync else "0",
-         str(seed)],
-        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=900,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
-    seen = json.loads(run.stdout)
-    return Tally(
-        trials=seen["trials"],
-        refused=seen["interrupted"],
-        phantoms=seen["phantoms"],
-        marked=seen["marked"],
-        errors=seen["errors"],
-    )
+    return signal_trials(CTRL_C_OUTCOMES, folder, trials, int(fsync), seed)
 
 
 CTRL_C_IN_RUN_AGENT = textwrap.dedent(
@@ -676,19 +661,7 @@ CTRL_C_IN_RUN_AGENT = textwrap.dedent(
 def ctrl_c_in_run_agent(folder: Path, trials: int, seed: int) -> Tally:
     """A real SIGINT at a random moment of a scripted multi-tool run: no call id ever has two
     results, on disk or in memory; memory equals disk; the next run leaves exactly one each."""
-    run = subprocess.run(
-        [sys.executable, "-c", CTRL_C_IN_RUN_AGENT, str(folder), str(trials), str(seed)],
-        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=900,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
-    seen = json.loads(run.stdout)
-    return Tally(
-        trials=seen["trials"],
-        refused=seen["interrupted"],
-        doubled=seen["doubled"],
-        unequal=seen["unequal"],
-        errors=seen["errors"],
-    )
+    return signal_trials(CTRL_C_IN_RUN_AGENT, folder, trials, seed)
 
 
 def hard_link_trials(folder: Path, trials: int) -> Tally:
