@@ -681,6 +681,15 @@ def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab, browser: Bro
             page.keyboard.press("Space")
             page.wait_for_timeout(300)
         expect(code).to_have_count(1)
+        # 95: a slide taller than the screen scrolls (the notebooks' rise metadata: scroll)
+        assert "右边有滚动条，用鼠标滚轮在页内往下滚" in route
+        scrolls = code.evaluate(
+            """n => { for (let e = n; e; e = e.parentElement) {
+                const y = getComputedStyle(e).overflowY;
+                if ((y === 'auto' || y === 'scroll') && e.closest('.reveal')) return true; }
+              return false; }"""
+        )
+        assert scrolls, "the explorer's slide does not scroll"
         editor = frame.locator(".jp-InputArea-editor", has_text="explorer = BudgetExplorer()")
         cell = frame.locator(".present .jp-CodeCell").filter(has=editor)
         slider = cell.locator(".widget-slider .noUi-handle")
