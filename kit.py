@@ -466,6 +466,19 @@ def wine_prefix(name: str) -> None:
     ready.write_text(shim, encoding="utf-8")
 
 
+# The one file a run rewrites: the browser and site parts record their times in it (tests/timings.py)
+# while the windows part runs beside them. The copy holds it as committed, the figures the guides'
+# quotes were taken from, which is what the Linux parts hold the quotes against (git show HEAD:).
+MEASURED = "docs/timings.json"
+
+
+def committed_timings() -> bytes:
+    shown = subprocess.run(
+        ["git", "show", f"HEAD:{MEASURED}"], cwd=ROOT, capture_output=True, check=False
+    )
+    return shown.stdout if shown.returncode == 0 else (ROOT / MEASURED).read_bytes()
+
+
 def windows_checkout() -> Path:
     """This checkout's files copied into .cache/windows/kit/: the clone a Windows reader has.
 
@@ -486,9 +499,10 @@ def windows_checkout() -> Path:
         (clone / name).unlink(missing_ok=True)
     for name in files:
         source, copy = ROOT / name, clone / name
-        if not copy.exists() or copy.read_bytes() != source.read_bytes():
+        wanted = committed_timings() if name == MEASURED else source.read_bytes()
+        if not copy.exists() or copy.read_bytes() != wanted:
             copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, copy)
+            copy.write_bytes(wanted)
     manifest.write_text("\n".join(files) + "\n", encoding="utf-8")
     return clone
 
