@@ -1012,10 +1012,22 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    opened = commands.add_parser("lab", help="在 notebooks/ 上打开 JupyterLab")
+    opened = commands.add_parser(
+        "lab",
+        help="在 notebooks/ 上打开 JupyterLab",
+        description=(
+            "在 notebooks/ 上打开 JupyterLab。第一次运行先创建 .venv/，\n"
+            "以后 pyproject.toml 变了会自动补装；其余参数原样交给 jupyter lab。"
+        ),
+    )
     opened.add_argument("--bench", action="store_true", help="连同笔记本 08 所需的包")
     opened.set_defaults(run=lab)
-    tested = commands.add_parser("test", help="运行本机能跑的全部检查")
+    tested = commands.add_parser(
+        "test",
+        help="运行本机能跑的全部检查",
+        description="运行本机能跑的全部检查；环境建在 .venv-dev/。其余参数交给 pytest。",
+        epilog="退出码：0 全部通过；1 有检查失败，或（--strict、--only、CI 时）有部分不能运行",
+    )
     tiers = tested.add_mutually_exclusive_group()
     tiers.add_argument("--quick", action="store_true", help="只跑快速层")
     tiers.add_argument(
@@ -1033,10 +1045,10 @@ def build_parser() -> argparse.ArgumentParser:
     installed.set_defaults(run=system)
     for name, run, text in (
         ("site", site, "把浏览器版构建到 _site/"),
-        ("bench", bench, "运行基准测试"),
+        ("bench", bench, "运行 bench/ 里的基准测试"),
         ("soak", soak, "运行长时间的故障浸泡测试"),
     ):
-        command = commands.add_parser(name, help=text)
+        command = commands.add_parser(name, help=text, description=text + "。")
         command.set_defaults(run=run)
     return parser
 
