@@ -675,6 +675,12 @@ def _linear_units_case(function: Callable[[Sequence[Message]], Any]) -> CheckRes
     return CheckResult(name, True)
 
 
+def _cycle() -> dict[str, Any]:
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle  # JSON.stringify: "Converting circular structure to JSON"
+    return cycle
+
+
 ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
     ("空历史", ()),
     ("一条 user", (UserMessage("hi"),)),
@@ -682,8 +688,13 @@ ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
     ("中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个", (UserMessage("中文😀😀😀😀"),)),
     ("一条错误结果", (ToolMessage("a", "boom", is_error=True),)),
     ("内容里的换行和引号按转义后的字符数算", (UserMessage('一行\n"二"'),)),
+    (
+        "第 5 条消息里有循环引用：报错时带上 message 4",
+        (*chapter_picture(), AssistantMessage("", (ToolCall("c", "tool", _cycle()),))),
+    ),
 )
-"""(case name, messages) for `check_estimate_context_chars`."""
+"""(case name, messages) for `check_estimate_context_chars`; the last one cannot be
+serialized, and the error must name its index (the chapter's example: a cycle in message 5)."""
 
 
 def separator_range(count: int) -> range:
@@ -711,7 +722,8 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     between messages, after each, or an array's brackets and commas); the report's note says
     which one the reader chose on the chapter's picture, beside the package's (one newline per
     message, so the estimate is the session file's length). Bytes, ASCII escapes, spaces after
-    `:` and `,`, no separator at all, or a float still fail.
+    `:` and `,`, no separator at all, or a float still fail. A message that cannot be
+    serialized must raise an error that names its index, as the chapter says.
     """
     w = words()
     results, notes = [], []
@@ -719,6 +731,13 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         history = list(messages)
         expected = outcome_of(_estimate_context_chars, history)
         got = outcome_of(function, history)
+        if expected[0] == "error":  # a message that cannot be serialized: which one?
+            where = re.search(r"message \d+", expected[1])
+            assert where is not None, expected
+            named = got[0] == "error" and re.search(rf"\b{where.group()}\b", got[1]) is not None
+            detail = "" if named else w.should_but(w.error_with_index(where.group()), _but(got))
+            results.append(CheckResult(name, named, detail))
+            continue
         count = len(history)
         lines = expected[1] - count  # the JSON.stringify lengths alone
         allowed = separator_range(count)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
+from ..context import CANNOT_SERIALIZE, EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
 from ..repair import ADVICE
 from ..session import INVALID_JSON, INVALID_RECORD
 from ..visible import visible_text
@@ -102,7 +102,10 @@ WHOLE: tuple[tuple[str, str], ...] = (
     (r"No such file or directory", "文件不存在"),
     (r"max_chars must be positive, got (-?\d+)", r"预算必须是正数，这里是 \1"),
     (r"max_chars must be an int, not (\w+)", r"预算必须是整数，这里是 \1"),
-    (r"message (\d+) cannot be serialized to JSON.*", r"第 \1 条消息（从 0 数起）写不成 JSON"),
+    (
+        rf"message (\d+) {re.escape(CANNOT_SERIALIZE)}.*",
+        r"第 \1 条消息（从 0 数起）写不成 JSON",
+    ),
     (r"message (\d+) is not a session message.*", r"第 \1 条消息（从 0 数起）不是会话消息"),
     (
         r"agent stopped after (\d+) model turns.*",

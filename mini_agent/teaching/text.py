@@ -222,6 +222,12 @@ class Words:
             " 😀 算 2 个；两种数法都不是 token，本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
         )
 
+    def error_with_index(self, where: str) -> str:
+        return (
+            f"应当抛出一个带着 {where} 的错误（索引从 0 数起）：本章说“循环引用或不可序列化"
+            " message 会按索引报错”"
+        )
+
     def two_per_message(self, got: int, wanted: int) -> str:
         return (
             f"你每条消息加了 2 个分隔字符，得到 {got}。本章说“estimateContextChars() 对每条完整 Message"
