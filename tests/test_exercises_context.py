@@ -433,7 +433,8 @@ def test_per_message_trimming_fails_the_half_unit_and_error_cases() -> None:
 def test_a_missing_error_is_described_by_its_message_not_its_type() -> None:
     details = {r.name: r.detail for r in check_trim_context(per_message_trim).results}
     assert details["没有可发的：预算不能为空"] == (
-        "应当抛出消息为 'context budget cannot be empty' 的错误，但实际返回了 []"
+        "应当抛出消息为 'context budget cannot be empty' 的错误"
+        "（释义：裁剪后一个单元也没有（历史为空），上下文不能为空），但实际返回了 []"
     )
 
 

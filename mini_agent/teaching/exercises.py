@@ -62,7 +62,7 @@ from ..session import (
 from ..visible import visible_html, visible_line, visible_text
 from . import demo06
 from .buggy import Record
-from .glosses import gloss_text
+from .glosses import gloss_shown, gloss_text
 from .samples import chapter_picture
 from .style import page, palette
 from .text import FAIL, PASS, request_line, words
@@ -155,7 +155,7 @@ def _shown_value(outcome: Outcome) -> str:
     kind, value = outcome
     if kind != "error":
         return shown(value)
-    meaning = gloss_text(str(value).partition(": ")[2])
+    meaning = gloss_shown(str(value))
     return str(value) if meaning is None else f"{value}（释义：{meaning}）"
 
 
@@ -461,7 +461,7 @@ def _load_expectation(expected: Outcome) -> str:
     if expected[0] == "error":
         phrase = _FORMAT_ERROR.match(str(expected[1]).partition(": ")[2])
         if phrase is not None:
-            return words().should_raise_starting(phrase.group(1))
+            return words().should_raise_starting(phrase.group(1), gloss_text(phrase.group(1)))
     return _should(expected)
 
 
@@ -605,7 +605,8 @@ def _same_text(expected: Outcome, got: Outcome) -> bool:
 
 def _message_expectation(expected: Outcome) -> str:
     if expected[0] == "error":
-        return words().should_raise_message(str(expected[1]).split(": ", 1)[-1])
+        message = str(expected[1]).split(": ", 1)[-1]
+        return words().should_raise_message(message, gloss_text(message))
     return _should(expected)
 
 

@@ -159,6 +159,11 @@ WHOLE: tuple[tuple[str, str], ...] = (
     ),
 )
 
+# errors whose message alone says nothing: their meaning is their type's (`KeyError: 'input'`)
+BY_TYPE: tuple[tuple[str, str, str], ...] = (
+    ("KeyError", r"'(.*)'", r"字典里没有键 '\1'：取值之前没有先确认这个键在不在"),
+)
+
 # `repair`'s refusals: what is damaged, then what repair cuts and how to keep what is readable
 REPAIR_REASONS: tuple[tuple[str, str], ...] = (
     (
@@ -285,6 +290,21 @@ def gloss_text(text: str) -> str | None:
     return "：".join([head, "；".join(said)]) if said else head
 
 
+def _by_type(kind: str, text: str) -> str | None:
+    for name, pattern, meaning in BY_TYPE:
+        match = re.fullmatch(pattern, text, re.S) if kind == name else None
+        if match is not None:
+            return match.expand(meaning)
+    return None
+
+
+def gloss_shown(text: str) -> str | None:
+    """The Chinese meaning of an error written `Type: message`, as a traceback's last line and
+    an exercise report write it: by its type where `BY_TYPE` knows it, else by its message."""
+    kind, _, message = text.partition(": ")
+    return _by_type(kind, message) or gloss_text(message)
+
+
 def gloss(error: BaseException) -> str | None:
     """The Chinese gloss of `error`'s message (an OSError: of its strerror; a `json` decoding
     error: of its message and column, as the session's details say them)."""
@@ -292,7 +312,7 @@ def gloss(error: BaseException) -> str | None:
         return _os_strerror(error.strerror)
     if isinstance(error, json.JSONDecodeError):
         return _first(DETAILS, f"{error.msg} at column {error.colno}")
-    return gloss_text(str(error))
+    return _by_type(type(error).__name__, str(error)) or gloss_text(str(error))
 
 
 def gloss_line(error: BaseException) -> str | None:

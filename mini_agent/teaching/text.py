@@ -178,11 +178,11 @@ class Words:
 
     any_exception: str = "应当抛出异常（哪种都行）"
 
-    def should_raise_starting(self, phrase: str) -> str:
-        return f"应当抛出以 '{phrase}' 开头的错误"
+    def should_raise_starting(self, phrase: str, meaning: str | None = None) -> str:
+        return f"应当抛出以 '{phrase}' 开头的错误" + (f"（释义：{meaning}）" if meaning else "")
 
-    def should_raise_message(self, message: str) -> str:
-        return f"应当抛出消息为 '{message}' 的错误"
+    def should_raise_message(self, message: str, meaning: str | None = None) -> str:
+        return f"应当抛出消息为 '{message}' 的错误" + (f"（释义：{meaning}）" if meaning else "")
 
     # --- 06: choose context_max_chars ---------------------------------------------------------
     def keeps_question(self, number: int) -> str:
