@@ -37,8 +37,10 @@ from mini_agent.teaching.exercises import (
     check_record,
     check_trim_context,
     reference_record,
+    separator_readings,
     smallest_budget_keeping_question,
 )
+from mini_agent.teaching.samples import chapter_picture
 
 Units = list[list[Message]]
 
@@ -276,6 +278,28 @@ def test_the_report_names_the_readers_separator_beside_the_packages() -> None:
         "本章的那张图（4 条消息）：你的分隔开销是消息之间各一个（像 join 的分隔符）；"
         "本包是每条一个换行，估算值正好等于会话文件的字符数",
     )
+
+
+def test_a_wrong_estimate_is_told_each_reading_with_the_number_it_gives() -> None:
+    report = check_estimate_context_chars(lambda ms: 0)
+    (picture,) = [r for r in report.results if r.name == "本章的那张图"]
+    history = chapter_picture()
+    named = {
+        "消息之间各一个": CHAPTER_ESTIMATES["one separator between messages"](history),
+        "每条一个": CHAPTER_ESTIMATES["a newline after each line (the package)"](history),
+        "JSON.stringify(messages) 的逗号和方括号": CHAPTER_ESTIMATES[
+            "JSON.stringify(messages).length"
+        ](history),
+    }
+    assert list(named.values()) == [353, 354, 355]
+    said = "、".join(f"{total}（{reading}）" for reading, total in named.items())
+    assert picture.detail == (
+        "应当返回各条 JSON 的长度之和 350，再加本章的一种分隔开销："
+        + said.replace("、355", "或 355")
+        + "，但实际返回了 0"
+    )
+    # no message: nothing between and nothing after, but JSON.stringify([]) is "[]"
+    assert separator_readings(0) == {0: "消息之间各一个、每条一个", 2: list(named)[-1]}
 
 
 @pytest.mark.parametrize("name", WRONG_ESTIMATES)

@@ -698,11 +698,19 @@ ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
 serialized, and the error must name its index (the chapter's example: a cycle in message 5)."""
 
 
-def separator_range(count: int) -> range:
-    """What "再加分隔开销" may add for `count` messages, on the chapter's readings: one
-    separator between messages (count - 1), one after each (count: the package's newline), or
-    the brackets and commas of `JSON.stringify(messages)` (count + 1); at most count + 2."""
-    return range(max(count - 1, 0), count + 3)
+def separator_readings(count: int) -> dict[int, str]:
+    """What "再加分隔开销" adds for `count` messages on each of the chapter's readings: the
+    overhead, and the readings that give it. One separator between messages (count - 1), one
+    after each (count: the package's newline), or the commas and the two brackets of
+    `JSON.stringify(messages)` (count + 1; 2 for no message)."""
+    readings: dict[int, list[str]] = {}
+    for overhead, reading in (
+        (max(count - 1, 0), "消息之间各一个"),
+        (count, "每条一个"),
+        (max(count - 1, 0) + 2, "JSON.stringify(messages) 的逗号和方括号"),
+    ):
+        readings.setdefault(overhead, []).append(reading)
+    return {overhead: "、".join(names) for overhead, names in readings.items()}
 
 
 def _separator_note(count: int, overhead: int) -> str:
@@ -710,16 +718,14 @@ def _separator_note(count: int, overhead: int) -> str:
         return "每条消息一个（和本包相同：JSONL 每行末尾的换行）"
     if overhead == count - 1:
         return "消息之间各一个（像 join 的分隔符）"
-    if overhead == count + 1:
-        return "像 JSON.stringify(messages) 那样：逗号加一对方括号"
-    return f"{overhead} 个字符"
+    return "像 JSON.stringify(messages) 那样：逗号加一对方括号"
 
 
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
     each message (compact, non-ASCII as written), plus a separator overhead.
 
-    The chapter says only "再加分隔开销", so any of its readings passes (`separator_range`:
+    The chapter says only "再加分隔开销", so any of its readings passes (`separator_readings`:
     between messages, after each, or an array's brackets and commas); the report's note says
     which one the reader chose on the chapter's picture, beside the package's (one newline per
     message, so the estimate is the session file's length). Bytes, ASCII escapes, spaces after
@@ -741,7 +747,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             continue
         count = len(history)
         lines = expected[1] - count  # the JSON.stringify lengths alone
-        allowed = separator_range(count)
+        allowed = separator_readings(count)
         value = got[1]
         fits = (
             got[0] == "value"
@@ -758,12 +764,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         elif got[0] == "value" and count > 1 and value - lines == 2 * count:
             detail = w.two_per_message(value, lines + count)
         else:
-            should = (
-                f"应当返回各条 JSON 的长度之和 {lines}，再加分隔开销 "
-                f"{allowed.start} 到 {allowed.stop - 1}（整数 {lines + allowed.start} 到 "
-                f"{lines + allowed.stop - 1}）"
-            )
-            detail = w.should_but(should, _but(got))
+            detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
         if fits and count > 1:
             notes.append(
                 f"{name}（{count} 条消息）：你的分隔开销是{_separator_note(count, value - lines)}；"

@@ -222,6 +222,13 @@ class Words:
             " 😀 算 2 个；两种数法都不是 token，本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
         )
 
+    def separator_choices(self, lines: int, readings: dict[int, str]) -> str:
+        choices = [f"{lines + overhead}（{names}）" for overhead, names in readings.items()]
+        return (
+            f"应当返回各条 JSON 的长度之和 {lines}，再加本章的一种分隔开销："
+            f"{'、'.join(choices[:-1])}或 {choices[-1]}"
+        )
+
     def error_with_index(self, where: str) -> str:
         return (
             f"应当抛出一个带着 {where} 的错误（索引从 0 数起）：本章说“循环引用或不可序列化"
