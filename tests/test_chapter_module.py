@@ -222,16 +222,21 @@ def test_a_twin_is_titled_by_what_the_chapter_gives_of_it() -> None:
 
 
 def test_a_drawing_is_titled_as_lao_z_s_never_as_a_file() -> None:
-    drawings = [excerpt for excerpt in book.EXCERPTS if excerpt.source is None]
+    drawings = [e for e in book.EXCERPTS if e.source is None and not e.spoken]
     assert {excerpt.title for excerpt in drawings} == {
         "loadSession 整条链路",
         "反向扫描的过程",
         "装预算的算法",
         "一份状态进 runAgent 后走哪条路",
     }
+    spoken = [e.title for e in book.EXCERPTS if e.spoken]
+    assert spoken == ["estimateContextChars"]  # the chapter gives neither its code nor a drawing
     for excerpt in book.EXCERPTS:
         heading = repr(excerpt).split("\n", 1)[0]
-        assert heading.startswith("── 老z 的图：" if excerpt.source is None else "── 本章 src/")
+        kind = (
+            "── 老z 的话：" if excerpt.spoken else "── 老z 的图：" if excerpt.source is None else ""
+        )
+        assert heading.startswith(kind or "── 本章 src/")
         assert "agent.ts" not in heading and "（图）" not in heading  # files the chapter names
 
 
