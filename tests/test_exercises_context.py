@@ -210,7 +210,7 @@ def test_a_forward_scan_passes_the_linear_step() -> None:
 
 def test_the_farthest_assistant_fails_only_the_repeated_id_case() -> None:
     assert failed(check_context_units(WRONG_UNITS["farthest assistant"])) == [
-        "重复的 id：离得最近的声明者胜出"
+        "重复的 id：最近的声明者胜出"
     ]
 
 

@@ -539,7 +539,7 @@ def _unit_cases() -> list[tuple[str, list[Message]]]:
             [_read("a"), UserMessage("插一句"), _result("a")],
         ),
         (
-            "重复的 id：离得最近的声明者胜出",
+            "重复的 id：最近的声明者胜出",
             [_read("a"), _result("a"), UserMessage("再来"), _read("a"), _result("a")],
         ),
         ("结果一直没回来的 assistant", [UserMessage("问"), _read("a", "b")]),
