@@ -199,3 +199,16 @@ def test_every_refusal_reason_of_repair_is_glossed(tmp_path: Path) -> None:
             repair_session(path)
         said = gloss_text(refused.value.reason)
         assert said is not None and said.endswith("会指出每一行）"), refused.value.reason
+
+
+def test_the_demos_read_tool_errors_are_glossed() -> None:
+    from mini_agent.json_form import JSON
+    from mini_agent.teaching import demo06
+
+    cases: tuple[tuple[JSON, str], ...] = (
+        (None, "read 工具的输入必须是带字符串 path 的对象"),
+        ({"path": "x"}, "没有文件 x"),
+    )
+    for tool_input, meaning in cases:
+        shown = show_error(lambda: demo06.read_file(tool_input), (ValueError, FileNotFoundError))  # noqa: B023
+        assert shown.gloss == f"释义：{meaning}"

@@ -97,6 +97,9 @@ WHOLE: tuple[tuple[str, str], ...] = (
         r"AssistantMessage\.tool_calls\[(\d+)\] must be a ToolCall, not (\w+).*",
         r"构造 AssistantMessage 时，tool_calls 的第 \1 项（从 0 数起）必须是 ToolCall，这里是 \2",
     ),
+    # the demos' read tool (`samples.file_reader`), whose errors 01 and 06 show
+    (r"read needs \{path: string\}", "read 工具的输入必须是带字符串 path 的对象"),
+    (r"no such file: (.*)", r"没有文件 \1"),
     (r"Is a directory", "这个路径是目录，不是文件"),
     (r"Permission denied", "没有读（或写）这个文件的权限"),
     (r"No such file or directory", "文件不存在"),
