@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ..json_form import stringify
+from ..json_form import js_string, stringify
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, to_record
 from ..session import INVALID_JSON, INVALID_RECORD
 
@@ -97,24 +97,33 @@ def load_session(path: str | Path) -> list[Message]:
     return messages
 
 
-def _js(value: Any, open_ids: frozenset[int] = frozenset()) -> Any:
+def _js(value: Any, open_ids: set[int]) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None  # JSON.stringify 把 NaN、Infinity 写成 null
-    if isinstance(value, str):  # JavaScript 的字符串是 UTF-16：一对代理项就是一个字符
-        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    if isinstance(value, str):
+        return js_string(value)  # JavaScript 的字符串是 UTF-16：一对代理项就是一个字符
     if isinstance(value, (dict, list, tuple)):
         if id(value) in open_ids:  # 循环引用：JSON.stringify 抛错，这里也抛
             raise ValueError("Circular reference detected")
-        inside = open_ids | {id(value)}
-        if isinstance(value, dict):
-            return {key: _js(item, inside) for key, item in value.items()}
-        return [_js(item, inside) for item in value]
+        open_ids.add(id(value))
+        try:
+            if isinstance(value, dict):
+                return {key: _js(item, open_ids) for key, item in value.items()}
+            return [_js(item, open_ids) for item in value]
+        finally:
+            open_ids.discard(id(value))
     return value
 
 
 def json_stringify(message: Message) -> str:
     # JSON.stringify(message)：没有空格，中文照写，数字和键序也和 JavaScript 一样（附录 #json-stringify）
-    return stringify(_js(to_record(message)))
+    record = to_record(message)
+    try:
+        line = stringify(record)  # 通常 Python 写出的就是 JavaScript 写出的
+    except ValueError:  # NaN、Infinity：JavaScript 写成 null（循环引用在 _js 里照样报错）
+        return stringify(_js(record, set()))
+    # 代理项都写成了转义；一对代理项在 JavaScript 里是一个字符：照 JavaScript 的字符串重写
+    return stringify(_js(record, set())) if "\\ud" in line else line
 
 
 def append_session(path: str | Path, message: Message) -> None:
