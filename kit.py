@@ -1019,6 +1019,10 @@ def build_parser() -> argparse.ArgumentParser:
             "在 notebooks/ 上打开 JupyterLab。第一次运行先创建 .venv/，\n"
             "以后 pyproject.toml 变了会自动补装；其余参数原样交给 jupyter lab。"
         ),
+        epilog=(
+            "退出码：JupyterLab 自己的退出码（按 Ctrl-C 停止时是 0）；\n"
+            "环境建不起来时是 1；用法错误是 2"
+        ),
     )
     opened.add_argument("--bench", action="store_true", help="连同笔记本 08 所需的包")
     opened.set_defaults(run=lab)
@@ -1026,7 +1030,13 @@ def build_parser() -> argparse.ArgumentParser:
         "test",
         help="运行本机能跑的全部检查",
         description="运行本机能跑的全部检查；环境建在 .venv-dev/。其余参数交给 pytest。",
-        epilog="退出码：0 全部通过；1 有检查失败，或（--strict、--only、CI 时）有部分不能运行",
+        epilog=(
+            "退出码：\n"
+            "  0  通过：选中的检查全部通过（--dry-run 时：说明完毕）\n"
+            "  1  失败：有检查失败；或者（--strict、--only、CI 时）有部分不能在本机运行；\n"
+            "     或者没有这个部分、环境建不起来\n"
+            "  2  用法错误（不认识的选项、不对的参数）"
+        ),
     )
     tiers = tested.add_mutually_exclusive_group()
     tiers.add_argument("--quick", action="store_true", help="只跑快速层")
@@ -1041,14 +1051,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tested.add_argument("--dry-run", action="store_true", help="只说明会运行什么，什么都不运行")
     tested.set_defaults(run=test)
-    installed = commands.add_parser("system", help="用 apt-get 安装完整层所需的系统软件包（root）")
+    installed = commands.add_parser(
+        "system",
+        help="用 apt-get 安装完整层所需的系统软件包（root）",
+        description=(
+            "用 apt-get 安装完整层所需的系统软件包（Debian，以 root 运行）：Chromium、\n"
+            "中文字体、node 和 npm、Wine，并生成 zh_CN.GBK 和 zh_CN.UTF-8 locale；\n"
+            "都已齐全时什么也不装。python kit.py test 从不顺带做这一步。"
+        ),
+        epilog=(
+            "退出码：\n"
+            "  0  通过：软件包和 locale 都已齐全，或者已经装好\n"
+            "  1  失败：这个系统没有 apt-get、没有以 root 运行、apt-get 失败，\n"
+            "     或者 locale-gen 之后仍然缺少 locale\n"
+            "  2  用法错误（system 不带参数）"
+        ),
+    )
     installed.set_defaults(run=system)
-    for name, run, text in (
-        ("site", site, "把浏览器版构建到 _site/"),
-        ("bench", bench, "运行 bench/ 里的基准测试"),
-        ("soak", soak, "运行长时间的故障浸泡测试"),
+    for name, run, text, codes in (
+        (
+            "site",
+            site,
+            "把浏览器版构建到 _site/",
+            "0 通过：构建完成；1 失败：某一步出错（原因在上文）",
+        ),
+        (
+            "bench",
+            bench,
+            "运行 bench/ 里的基准测试",
+            "0 跑完（基准测试只测量，不判通过与否）；非 0：基准本身出错（见上文）",
+        ),
+        (
+            "soak",
+            soak,
+            "运行长时间的故障浸泡测试",
+            "0 通过：每一部分都通过；1 失败：有一部分失败（见上文）",
+        ),
     ):
-        command = commands.add_parser(name, help=text, description=text + "。")
+        command = commands.add_parser(
+            name, help=text, description=text + "。", epilog=f"退出码：{codes}"
+        )
         command.set_defaults(run=run)
     return parser
 

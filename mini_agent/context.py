@@ -10,6 +10,7 @@ from .messages import AssistantMessage, Message, ToolMessage
 
 SMALLEST_UNIT_TOO_BIG = "context budget cannot contain the smallest consistent message unit"
 EMPTY_CONTEXT = "context budget cannot be empty"
+CANNOT_SERIALIZE = "cannot be serialized to JSON"  # after `message {index}`: which one, 0-based
 
 
 class ContextBudgetError(ValueError):
@@ -39,7 +40,7 @@ def estimate_context_chars(messages: Sequence[Message], first_index: int = 0) ->
         except AttributeError as err:  # e.g. a dict from json.loads, not a message
             raise TypeError(f"message {index} is not a session message: {message!r}") from err
         except (TypeError, ValueError, RecursionError) as err:
-            raise ValueError(f"message {index} cannot be serialized to JSON: {err}") from err
+            raise ValueError(f"message {index} {CANNOT_SERIALIZE}: {err}") from err
     return total
 
 

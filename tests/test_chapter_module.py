@@ -139,6 +139,21 @@ def test_every_quotation_of_the_chapter_in_01_to_07a_is_its_text() -> None:
         )
 
 
+def test_06_quotes_the_chapters_opening_dialogue_where_it_keeps_support_and_delivery_apart() -> (
+    None
+):
+    cells = json.loads((ROOT / "notebooks" / "06_session_vs_context.ipynb").read_text("utf-8"))
+    found = [
+        quotation
+        for cell in cells["cells"]
+        if cell["cell_type"] == "markdown"
+        for quotation in chapter_quotations("".join(cell["source"]))
+    ]  # each held to the chapter's text by the test above
+    assert "小a：“那这算不算‘已经交付了’？”" in found  # noqa: RUF001 -- the chapter's own quotes
+    assert any("把‘函数支持’写成‘CLI 已交付’会混淆装配事实。”老z说" in q for q in found)  # noqa: RUF001
+    assert any("“函数支持”和“CLI 已交付”是两件不同的事" in q for q in found)
+
+
 def test_every_excerpt_and_table_is_listed_once() -> None:
     excerpts = [v for v in vars(book).values() if isinstance(v, book.Excerpt)]
     tables = [v for v in vars(book).values() if isinstance(v, book.ChapterTable)]
@@ -207,16 +222,21 @@ def test_a_twin_is_titled_by_what_the_chapter_gives_of_it() -> None:
 
 
 def test_a_drawing_is_titled_as_lao_z_s_never_as_a_file() -> None:
-    drawings = [excerpt for excerpt in book.EXCERPTS if excerpt.source is None]
+    drawings = [e for e in book.EXCERPTS if e.source is None and not e.spoken]
     assert {excerpt.title for excerpt in drawings} == {
         "loadSession 整条链路",
         "反向扫描的过程",
         "装预算的算法",
         "一份状态进 runAgent 后走哪条路",
     }
+    spoken = [e.title for e in book.EXCERPTS if e.spoken]
+    assert spoken == ["estimateContextChars"]  # the chapter gives neither its code nor a drawing
     for excerpt in book.EXCERPTS:
         heading = repr(excerpt).split("\n", 1)[0]
-        assert heading.startswith("── 老z 的图：" if excerpt.source is None else "── 本章 src/")
+        kind = (
+            "── 老z 的话：" if excerpt.spoken else "── 老z 的图：" if excerpt.source is None else ""
+        )
+        assert heading.startswith(kind or "── 本章 src/")
         assert "agent.ts" not in heading and "（图）" not in heading  # files the chapter names
 
 

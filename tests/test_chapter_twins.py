@@ -10,6 +10,7 @@ differences the notebooks teach, and the twin keeps the chapter's side of them.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -125,6 +126,42 @@ def cached_lines(tmp_path: Path) -> None:
     append_session(path, messages[0])
     chapter_session.append_session(twin_path, messages[0])
     assert path.read_bytes() == twin_path.read_bytes()
+
+
+def test_the_twin_names_the_index_of_a_message_it_cannot_serialize_as_the_kit_does() -> None:
+    cycle: dict[str, JSON] = {}
+    cycle["self"] = cycle
+    inputs: list[object] = [cycle, {"paths": {"a.txt"}}, {"callback": print}]
+    for value in inputs:
+        history: list[Message] = [UserMessage("hi")] * 4
+        history.append(AssistantMessage("", [ToolCall("c", "tool", value)]))  # type: ignore[arg-type]
+        errors = []
+        for estimate in (chapter_context.estimate_context_chars, estimate_context_chars):
+            with pytest.raises(ValueError, match=r"^message 4 cannot be serialized to JSON: ") as e:
+                estimate(history)
+            errors.append((str(e.value), type(e.value.__cause__)))
+        assert errors[0] == errors[1], value
+
+
+def test_the_twin_writes_nan_as_null_where_the_kit_refuses_it() -> None:
+    history: list[Message] = [AssistantMessage("", [ToolCall("c", "calc", {"x": math.nan})])]
+    line = '{"role":"assistant","content":"","toolCalls":[{"id":"c","name":"calc","input":{"x":null}}]}'
+    assert chapter_context.estimate_context_chars(history) == len(line) + 1
+    with pytest.raises(ValueError, match=r"^message 0 cannot be serialized to JSON: "):
+        estimate_context_chars(history)
+
+
+def test_the_twins_json_stringify_writes_numbers_as_javascript_does() -> None:
+    numbers: dict[str, JSON] = {"a": 1.0, "b": 1e16, "c": 1e-7, "d": 1e-5, "e": -0.0, "1": 2}
+    message = AssistantMessage("", [ToolCall("c", "calc", numbers)])
+    assert (
+        chapter_session.json_stringify(message)
+        == record_line(message)
+        == (
+            '{"role":"assistant","content":"","toolCalls":[{"id":"c","name":"calc","input":'
+            '{"1":2,"a":1,"b":10000000000000000,"c":1e-7,"d":0.00001,"e":0}}]}'
+        )
+    )
 
 
 CHECKS: dict[str, Callable[[Path], None]] = {

@@ -392,8 +392,10 @@ def test_demo_stops_with_the_budget_error_says_what_it_needs_and_keeps_the_sessi
 def test_the_demos_smallest_budget_is_the_least_every_run_fits(tmp_path: Path) -> None:
     needed = demo.smallest_budget()
     help_text = cli("demo", "--help", cwd=tmp_path).out
-    assert f"本演示的每次请求都装得下的最小预算：--max-chars {needed}。" in help_text
-    assert f"本演示至少要 {needed}" in help_text
+    assert f"本演示不报错的最小预算：--max-chars {needed}（每次请求最新的一致单元都装得下）。" in (
+        help_text
+    )
+    assert f"本演示不报错的最小预算是 {needed}" in help_text
     for _ in range(len(demo.SCRIPTS) + 1):  # every script, and the first again on its history
         run = cli("demo", "--session", "enough.jsonl", "--max-chars", str(needed), cwd=tmp_path)
         assert (run.code, run.err) == (0, "")

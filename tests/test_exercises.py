@@ -68,7 +68,8 @@ def test_a_wrong_answer_and_a_crash_are_failed_cases() -> None:
     assert repr(report).splitlines() == [
         "double：3 个用例，通过 1 个",
         "  FAIL 一 — 应当返回 2，但实际返回了 1",
-        "  FAIL 二 — 应当返回 4，但实际抛出了 KeyError: 'boom'",
+        "  FAIL 二 — 应当返回 4，但实际抛出了 KeyError: 'boom'"
+        "（释义：字典里没有键 'boom'：取值之前没有先确认这个键在不在）",
         "  PASS 零",
     ]
 
@@ -568,8 +569,8 @@ def test_a_wrong_line_number_names_both_right_answers() -> None:
     report = check_load_session(lambda path: reader_load(path, "zero-based"))
     details = {r.name: r.detail for r in report.results if not r.passed}
     assert details["空行之后的坏行：物理行 4，或照本章数非空行：第 2 行"] == (
-        "应当抛出以 'invalid session JSON at line 4' 开头的错误，"
-        "或照本章抛出以 'invalid session JSON at line 2' 开头的错误，"
+        "应当抛出以 'invalid session JSON at line 4' 开头的错误（释义：第 4 行不是合法的 JSON），"
+        "或照本章抛出以 'invalid session JSON at line 2' 开头的错误（释义：第 2 行不是合法的 JSON），"
         "但实际抛出了 ValueError: invalid session JSON at line 3（释义：第 3 行不是合法的 JSON）"
     )
 
@@ -610,7 +611,7 @@ def test_format_errors_compare_by_phrase_and_line_number() -> None:
 def test_a_load_failure_names_the_phrase_and_line_not_an_exception_type() -> None:
     report = check_load_session(lambda path: reader_load(path, "bad lines skipped"))
     (detail,) = [r.detail for r in report.results if r.name == "第 2 行 JSON 被截断"]
-    assert (
-        detail
-        == "应当抛出以 'invalid session JSON at line 2' 开头的错误，但实际返回了 [UserMessage(content='hi')]"
+    assert detail == (
+        "应当抛出以 'invalid session JSON at line 2' 开头的错误（释义：第 2 行不是合法的 JSON），"
+        "但实际返回了 [UserMessage(content='hi')]"
     )

@@ -37,8 +37,10 @@ from mini_agent.teaching.exercises import (
     check_record,
     check_trim_context,
     reference_record,
+    separator_readings,
     smallest_budget_keeping_question,
 )
+from mini_agent.teaching.samples import chapter_picture
 
 Units = list[list[Message]]
 
@@ -208,15 +210,31 @@ def test_a_forward_scan_passes_the_linear_step() -> None:
 
 def test_the_farthest_assistant_fails_only_the_repeated_id_case() -> None:
     assert failed(check_context_units(WRONG_UNITS["farthest assistant"])) == [
-        "重复的 id：离得最近的声明者胜出"
+        "重复的 id：最近的声明者胜出"
     ]
 
 
 # --- 05 estimate_context_chars and trim_context ------------------------------------------------
 
 
+def indexed(chars: Callable[[Message], int]) -> Callable[[Sequence[Message]], int]:
+    """A reader's estimate from a per-message count, naming the index of a message it cannot
+    serialize (as the chapter says), so that it fails only for what `chars` counts."""
+
+    def estimate(messages: Sequence[Message]) -> int:
+        total = 0
+        for index, message in enumerate(messages):
+            try:
+                total += chars(message)
+            except ValueError as err:
+                raise ValueError(f"message {index}: {err}") from err
+        return total
+
+    return estimate
+
+
 WRONG_ESTIMATES: dict[str, Callable[[Sequence[Message]], float]] = {
-    "UTF-8 bytes": lambda ms: sum(len(record_line(m).encode()) + 1 for m in ms),
+    "UTF-8 bytes": indexed(lambda m: len(record_line(m).encode()) + 1),
     "no newline": lambda ms: sum(len(record_line(m)) for m in ms),
     "content only": lambda ms: sum(len(m.content) for m in ms),
     "ASCII escapes": lambda ms: sum(
@@ -241,10 +259,10 @@ CHAPTER_ESTIMATES: dict[str, Callable[[Sequence[Message]], int]] = {
     "a newline after each line (the package)": estimate_context_chars,
     "the chapter's literal transcription": literal_estimate,
     "one separator between messages": lambda ms: max(
-        sum(json_stringify_length(m) for m in ms) + len(ms) - 1, 0
+        indexed(json_stringify_length)(ms) + len(ms) - 1, 0
     ),
     "JSON.stringify(messages).length": lambda ms: (
-        sum(json_stringify_length(m) for m in ms) + max(len(ms) - 1, 0) + 2
+        indexed(json_stringify_length)(ms) + max(len(ms) - 1, 0) + 2
     ),
 }
 
@@ -262,6 +280,28 @@ def test_the_report_names_the_readers_separator_beside_the_packages() -> None:
     )
 
 
+def test_a_wrong_estimate_is_told_each_reading_with_the_number_it_gives() -> None:
+    report = check_estimate_context_chars(lambda ms: 0)
+    (picture,) = [r for r in report.results if r.name == "本章的那张图"]
+    history = chapter_picture()
+    named = {
+        "消息之间各一个": CHAPTER_ESTIMATES["one separator between messages"](history),
+        "每条一个": CHAPTER_ESTIMATES["a newline after each line (the package)"](history),
+        "JSON.stringify(messages) 的逗号和方括号": CHAPTER_ESTIMATES[
+            "JSON.stringify(messages).length"
+        ](history),
+    }
+    assert list(named.values()) == [353, 354, 355]
+    said = "、".join(f"{total}（{reading}）" for reading, total in named.items())
+    assert picture.detail == (
+        "应当返回各条 JSON 的长度之和 350，再加本章的一种分隔开销："
+        + said.replace("、355", "或 355")
+        + "，但实际返回了 0"
+    )
+    # no message: nothing between and nothing after, but JSON.stringify([]) is "[]"
+    assert separator_readings(0) == {0: "消息之间各一个、每条一个", 2: list(named)[-1]}
+
+
 @pytest.mark.parametrize("name", WRONG_ESTIMATES)
 def test_every_plausible_wrong_estimate_fails(name: str) -> None:
     assert not check_estimate_context_chars(WRONG_ESTIMATES[name]).ok, name
@@ -275,9 +315,30 @@ def test_utf8_bytes_are_not_characters() -> None:
     ]
 
 
-def utf16_estimate(messages: Sequence[Message]) -> int:
-    # the chapter's JSON.stringify(message).length as JavaScript counts it: UTF-16 code units
-    return sum(len(record_line(m).encode("utf-16-le")) // 2 + 1 for m in messages)
+# the chapter's JSON.stringify(message).length as JavaScript counts it: UTF-16 code units
+utf16_estimate = indexed(lambda m: len(record_line(m).encode("utf-16-le")) // 2 + 1)
+
+
+def test_a_message_that_cannot_be_serialized_is_named_by_its_index() -> None:
+    unnamed = check_estimate_context_chars(lambda ms: sum(json_stringify_length(m) + 1 for m in ms))
+    assert failed(unnamed) == ["第 5 条消息里有循环引用：报错时带上 message 4"]
+    assert unnamed.results[-1].detail == (
+        "应当抛出一个带着 message 4 的错误（索引从 0 数起）：本章说“循环引用或不可序列化 message"
+        " 会按索引报错”，但实际抛出了 ValueError: Circular reference detected"
+        "（释义：有循环引用，写不成 JSON）"
+    )
+    named = indexed(json_stringify_length)  # names the index, 0-based
+    assert check_estimate_context_chars(lambda ms: named(ms) + len(ms)).ok
+
+    def from_one(messages: Sequence[Message]) -> int:  # message 5: counted from 1
+        try:
+            return estimate_context_chars(messages)
+        except ValueError as err:
+            raise ValueError(str(err).replace("message 4", "message 5")) from err
+
+    assert failed(check_estimate_context_chars(from_one)) == [
+        "第 5 条消息里有循环引用：报错时带上 message 4"
+    ]
 
 
 def test_utf16_units_fail_the_emoji_case_with_the_reason() -> None:
@@ -396,7 +457,8 @@ def test_per_message_trimming_fails_the_half_unit_and_error_cases() -> None:
 def test_a_missing_error_is_described_by_its_message_not_its_type() -> None:
     details = {r.name: r.detail for r in check_trim_context(per_message_trim).results}
     assert details["没有可发的：预算不能为空"] == (
-        "应当抛出消息为 'context budget cannot be empty' 的错误，但实际返回了 []"
+        "应当抛出消息为 'context budget cannot be empty' 的错误"
+        "（释义：裁剪后一个单元也没有（历史为空），上下文不能为空），但实际返回了 []"
     )
 
 

@@ -16,7 +16,7 @@ from mini_agent import (
     trim_context,
 )
 from mini_agent.teaching.errors import show_error
-from mini_agent.teaching.glosses import gloss, gloss_text
+from mini_agent.teaching.glosses import gloss, gloss_shown, gloss_text
 
 TRAILING_COMMA = (
     "第 30 列应当是带双引号的键" if sys.version_info < (3, 13) else "第 29 列多了一个结尾逗号"
@@ -79,10 +79,21 @@ def test_a_phrase_without_a_detail_is_glossed_by_its_phrase() -> None:
 
 
 def test_an_unknown_error_gets_no_gloss_line() -> None:
-    table: dict[str, int] = {}
-    shown = show_error(lambda: table["k"], KeyError)
+    shown = show_error(lambda: 1 / 0, ZeroDivisionError)
     assert shown.gloss is None
-    assert repr(shown) == "KeyError: 'k'"
+    assert repr(shown) == "ZeroDivisionError: division by zero"
+
+
+def test_a_key_error_is_glossed_by_its_type() -> None:
+    # its message is only the key: what it means is the type's (01's report: a missing input)
+    table: dict[str, int] = {}
+    shown = show_error(lambda: table["input"], KeyError)
+    assert repr(shown) == (
+        "KeyError: 'input'\n释义：字典里没有键 'input'：取值之前没有先确认这个键在不在"
+    )
+    assert gloss_shown("KeyError: 'input'") == shown.gloss.removeprefix("释义：")  # type: ignore[union-attr]
+    assert gloss_shown("ValueError: 'input'") is None  # the same text, another type
+    assert gloss_shown("ValueError: Circular reference detected") == "有循环引用，写不成 JSON"
 
 
 def test_a_torn_last_line_refusal_glosses_both_halves() -> None:
@@ -188,3 +199,16 @@ def test_every_refusal_reason_of_repair_is_glossed(tmp_path: Path) -> None:
             repair_session(path)
         said = gloss_text(refused.value.reason)
         assert said is not None and said.endswith("会指出每一行）"), refused.value.reason
+
+
+def test_the_demos_read_tool_errors_are_glossed() -> None:
+    from mini_agent.json_form import JSON
+    from mini_agent.teaching import demo06
+
+    cases: tuple[tuple[JSON, str], ...] = (
+        (None, "read 工具的输入必须是带字符串 path 的对象"),
+        ({"path": "x"}, "没有文件 x"),
+    )
+    for tool_input, meaning in cases:
+        shown = show_error(lambda: demo06.read_file(tool_input), (ValueError, FileNotFoundError))  # noqa: B023
+        assert shown.gloss == f"释义：{meaning}"

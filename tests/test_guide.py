@@ -87,3 +87,14 @@ def test_every_python_name_in_the_cheat_sheet_exists() -> None:
         assert name in names
         assert callable(getattr(chapter_session, name)) and callable(getattr(session, name))
     assert "mini_agent/chapter/session.py" in text  # where the chapter's code is, first
+
+
+def test_the_cheat_sheet_says_what_session_calls_hands_back() -> None:
+    from mini_agent import ToolCall
+    from mini_agent.session import calls
+
+    text = CHEATSHEET.read_text(encoding="utf-8")
+    assert "可能是为假的 `()`，否则 `None`：用 `is not None` 判" in text
+    assert calls([]) == () and not calls([])  # an empty array passes, and is false
+    assert calls([{"id": "a", "name": "n", "input": None}]) == (ToolCall("a", "n", None),)
+    assert calls({}) is None and calls([{"id": "a"}]) is None

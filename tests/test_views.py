@@ -115,9 +115,12 @@ def test_trim_view_shows_the_chapters_error_when_nothing_fits() -> None:
     assert view.kept is None
     assert view.failure is not None and view.failure.needed == 310  # the newest unit
     assert view.summary() == (
-        "预算 100 字符：context budget cannot contain the smallest consistent message unit"
+        "预算 100 字符：context budget cannot contain the smallest consistent message unit\n"
+        "释义：预算连最新的那个一致单元都装不下"
     )
-    assert f"color:{palette().error}" in view._repr_html_()
+    html = view._repr_html_()
+    assert f"color:{palette().error}" in html
+    assert "message unit<br>\n释义：预算连最新的那个一致单元都装不下</p>" in html  # one line each
 
 
 def test_trim_view_error_draws_only_the_unit_that_cannot_fit() -> None:

@@ -11,13 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG, ContextBudgetError
-from ..messages import AssistantMessage, Message, ToolMessage, record_line
+from ..context import CANNOT_SERIALIZE, EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG, ContextBudgetError
+from ..messages import AssistantMessage, Message, ToolMessage
+from .session import json_stringify
 
 
 def estimate_context_chars(messages: Sequence[Message]) -> int:
     # 每条消息 JSON.stringify(message).length，再加一个分隔符；每次都从头算
-    return sum(len(record_line(message)) + 1 for message in messages)
+    total = 0
+    for index, message in enumerate(messages):
+        try:
+            serialized = json_stringify(message)
+        except (TypeError, ValueError, RecursionError) as error:
+            # stringify 自己的报错不说是哪一条：包一层，带上 message ${index}
+            raise ValueError(f"message {index} {CANNOT_SERIALIZE}: {error}") from error
+        # 本章还要判 serialized === undefined；Python 的 json 没有“返回空”这条路，写不成就抛错
+        total += len(serialized) + 1
+    return total
 
 
 def context_units(messages: Sequence[Message]) -> list[list[Message]]:

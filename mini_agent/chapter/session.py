@@ -5,7 +5,8 @@
 有意的不同（物理行号、拒绝 NaN、追加前的守卫……），每一处见附录 07a_beyond_the_chapter.ipynb#differences。
 
 与 TypeScript 的对应：`undefined` → `None`；`value is ToolCall[]` → `TypeGuard`；
-`JSON.parse` → `json.loads`；`readFile(path, "utf8")` → 读字节再按 UTF-8 解码；
+`JSON.parse` → `json.loads`；`JSON.stringify(message)` → `json_stringify(message)`（和 JavaScript
+写得一字不差，NaN、Infinity 也照样写成 null）；`readFile(path, "utf8")` → 读字节再按 UTF-8 解码；
 `appendFile` → 以追加模式 `open`。
 """
 
@@ -18,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from ..json_form import js_string, stringify
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, to_record
 from ..session import INVALID_JSON, INVALID_RECORD
 
@@ -95,21 +97,33 @@ def load_session(path: str | Path) -> list[Message]:
     return messages
 
 
-def _js(value: Any) -> Any:
+def _js(value: Any, open_ids: set[int]) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None  # JSON.stringify 把 NaN、Infinity 写成 null
-    if isinstance(value, str):  # JavaScript 的字符串是 UTF-16：一对代理项就是一个字符
-        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    if isinstance(value, dict):
-        return {key: _js(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_js(item) for item in value]
+    if isinstance(value, str):
+        return js_string(value)  # JavaScript 的字符串是 UTF-16：一对代理项就是一个字符
+    if isinstance(value, (dict, list, tuple)):
+        if id(value) in open_ids:  # 循环引用：JSON.stringify 抛错，这里也抛
+            raise ValueError("Circular reference detected")
+        open_ids.add(id(value))
+        try:
+            if isinstance(value, dict):
+                return {key: _js(item, open_ids) for key, item in value.items()}
+            return [_js(item, open_ids) for item in value]
+        finally:
+            open_ids.discard(id(value))
     return value
 
 
 def json_stringify(message: Message) -> str:
-    # JSON.stringify(message)：没有空格，中文照写（数字格式的细节见附录 #json-stringify）
-    return json.dumps(_js(to_record(message)), ensure_ascii=False, separators=(",", ":"))
+    # JSON.stringify(message)：没有空格，中文照写，数字和键序也和 JavaScript 一样（附录 #json-stringify）
+    record = to_record(message)
+    try:
+        line = stringify(record)  # 通常 Python 写出的就是 JavaScript 写出的
+    except ValueError:  # NaN、Infinity：JavaScript 写成 null（循环引用在 _js 里照样报错）
+        return stringify(_js(record, set()))
+    # 代理项都写成了转义；一对代理项在 JavaScript 里是一个字符：照 JavaScript 的字符串重写
+    return stringify(_js(record, set())) if "\\ud" in line else line
 
 
 def append_session(path: str | Path, message: Message) -> None:

@@ -18,17 +18,20 @@ from .views import Table
 
 @dataclass(frozen=True)
 class Excerpt:
-    """A piece of the chapter's code, or one of 老z's drawings, as printed."""
+    """A piece of the chapter's code, one of 老z's drawings, or what 老z says, as printed."""
 
     title: str
     section: str  # the chapter's section it appears in
     source: str | None  # the TypeScript file it comes from; None: a drawing (老z 画的图)
     text: str
+    spoken: bool = False  # 老z's words, where the chapter gives neither code nor a drawing
 
     @property
     def heading(self) -> str:
-        """Whose words these are: the chapter's file, or 老z's drawing (never a file name
-        the chapter does not give)."""
+        """Whose words these are: the chapter's file, 老z's drawing or 老z's words (never a
+        file name the chapter does not give)."""
+        if self.spoken:
+            return f"老z 的话：{self.title}"
         return f"本章 {self.source}：{self.title}" if self.source else f"老z 的图：{self.title}"
 
     def __repr__(self) -> str:
@@ -172,6 +175,17 @@ UNIT_SCAN_PICTURE = Excerpt(
 )
 
 
+ESTIMATE_WORDS = Excerpt(
+    "estimateContextChars",
+    "字符预算的正常和失败路径",
+    None,
+    "estimateContextChars() 对每条完整 Message 使用 JSON.stringify(message) 的字符长度，再加分隔开销。"
+    "循环引用或不可序列化 message 会按索引报错；这是为了让预算失败可定位，并非 token 预算：中文、ASCII、"
+    "Provider 隐藏开销与服务端序列化都不会精确反映。",
+    spoken=True,
+)
+
+
 TRIM_ALGORITHM = Excerpt(
     "装预算的算法",
     "字符预算的正常和失败路径",
@@ -312,6 +326,7 @@ EXCERPTS = (
     LOAD_SESSION_CHAIN,
     CONTEXT_UNITS,
     UNIT_SCAN_PICTURE,
+    ESTIMATE_WORDS,
     TRIM_ALGORITHM,
     RUN_AGENT_FLOW,
 )

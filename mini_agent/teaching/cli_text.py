@@ -200,7 +200,7 @@ def demo_description(budget: int) -> str:
         "内容，接着发脚本里的下一条提问（三条轮流），会话跨运行增长。每次请求\n"
         "模型，都输出磁盘上有什么、发出了什么；加了 --max-chars，上下文先裁剪\n"
         "到这个预算，两者就不同了。\n"
-        f"本演示的每次请求都装得下的最小预算：--max-chars {budget}。"
+        f"本演示不报错的最小预算：--max-chars {budget}（每次请求最新的一致单元都装得下）。"
     )
 
 
@@ -208,7 +208,7 @@ DEMO_SESSION_HELP: Final = "会话文件（JSONL）：先加载，再追加"
 
 
 def demo_budget_help(budget: int) -> str:
-    return f"每次请求都裁剪到这个预算（默认：全部发出）；\n本演示至少要 {budget}"
+    return f"每次请求都裁剪到这个预算（默认：全部发出）；\n本演示不报错的最小预算是 {budget}"
 
 
 def demo_before(path: str, count: int) -> str:

@@ -62,7 +62,7 @@ from ..session import (
 from ..visible import visible_html, visible_line, visible_text
 from . import demo06
 from .buggy import Record
-from .glosses import gloss_text
+from .glosses import gloss_shown, gloss_text
 from .samples import chapter_picture
 from .style import page, palette
 from .text import FAIL, PASS, request_line, words
@@ -155,7 +155,7 @@ def _shown_value(outcome: Outcome) -> str:
     kind, value = outcome
     if kind != "error":
         return shown(value)
-    meaning = gloss_text(str(value).partition(": ")[2])
+    meaning = gloss_shown(str(value))
     return str(value) if meaning is None else f"{value}（释义：{meaning}）"
 
 
@@ -461,7 +461,7 @@ def _load_expectation(expected: Outcome) -> str:
     if expected[0] == "error":
         phrase = _FORMAT_ERROR.match(str(expected[1]).partition(": ")[2])
         if phrase is not None:
-            return words().should_raise_starting(phrase.group(1))
+            return words().should_raise_starting(phrase.group(1), gloss_text(phrase.group(1)))
     return _should(expected)
 
 
@@ -539,7 +539,7 @@ def _unit_cases() -> list[tuple[str, list[Message]]]:
             [_read("a"), UserMessage("插一句"), _result("a")],
         ),
         (
-            "重复的 id：离得最近的声明者胜出",
+            "重复的 id：最近的声明者胜出",
             [_read("a"), _result("a"), UserMessage("再来"), _read("a"), _result("a")],
         ),
         ("结果一直没回来的 assistant", [UserMessage("问"), _read("a", "b")]),
@@ -605,7 +605,8 @@ def _same_text(expected: Outcome, got: Outcome) -> bool:
 
 def _message_expectation(expected: Outcome) -> str:
     if expected[0] == "error":
-        return words().should_raise_message(str(expected[1]).split(": ", 1)[-1])
+        message = str(expected[1]).split(": ", 1)[-1]
+        return words().should_raise_message(message, gloss_text(message))
     return _should(expected)
 
 
@@ -675,6 +676,12 @@ def _linear_units_case(function: Callable[[Sequence[Message]], Any]) -> CheckRes
     return CheckResult(name, True)
 
 
+def _cycle() -> dict[str, Any]:
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle  # JSON.stringify: "Converting circular structure to JSON"
+    return cycle
+
+
 ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
     ("空历史", ()),
     ("一条 user", (UserMessage("hi"),)),
@@ -682,15 +689,28 @@ ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
     ("中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个", (UserMessage("中文😀😀😀😀"),)),
     ("一条错误结果", (ToolMessage("a", "boom", is_error=True),)),
     ("内容里的换行和引号按转义后的字符数算", (UserMessage('一行\n"二"'),)),
+    (
+        "第 5 条消息里有循环引用：报错时带上 message 4",
+        (*chapter_picture(), AssistantMessage("", (ToolCall("c", "tool", _cycle()),))),
+    ),
 )
-"""(case name, messages) for `check_estimate_context_chars`."""
+"""(case name, messages) for `check_estimate_context_chars`; the last one cannot be
+serialized, and the error must name its index (the chapter's example: a cycle in message 5)."""
 
 
-def separator_range(count: int) -> range:
-    """What "再加分隔开销" may add for `count` messages, on the chapter's readings: one
-    separator between messages (count - 1), one after each (count: the package's newline), or
-    the brackets and commas of `JSON.stringify(messages)` (count + 1); at most count + 2."""
-    return range(max(count - 1, 0), count + 3)
+def separator_readings(count: int) -> dict[int, str]:
+    """What "再加分隔开销" adds for `count` messages on each of the chapter's readings: the
+    overhead, and the readings that give it. One separator between messages (count - 1), one
+    after each (count: the package's newline), or the commas and the two brackets of
+    `JSON.stringify(messages)` (count + 1; 2 for no message)."""
+    readings: dict[int, list[str]] = {}
+    for overhead, reading in (
+        (max(count - 1, 0), "消息之间各一个"),
+        (count, "每条一个"),
+        (max(count - 1, 0) + 2, "JSON.stringify(messages) 的逗号和方括号"),
+    ):
+        readings.setdefault(overhead, []).append(reading)
+    return {overhead: "、".join(names) for overhead, names in readings.items()}
 
 
 def _separator_note(count: int, overhead: int) -> str:
@@ -698,20 +718,19 @@ def _separator_note(count: int, overhead: int) -> str:
         return "每条消息一个（和本包相同：JSONL 每行末尾的换行）"
     if overhead == count - 1:
         return "消息之间各一个（像 join 的分隔符）"
-    if overhead == count + 1:
-        return "像 JSON.stringify(messages) 那样：逗号加一对方括号"
-    return f"{overhead} 个字符"
+    return "像 JSON.stringify(messages) 那样：逗号加一对方括号"
 
 
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
     each message (compact, non-ASCII as written), plus a separator overhead.
 
-    The chapter says only "再加分隔开销", so any of its readings passes (`separator_range`:
+    The chapter says only "再加分隔开销", so any of its readings passes (`separator_readings`:
     between messages, after each, or an array's brackets and commas); the report's note says
     which one the reader chose on the chapter's picture, beside the package's (one newline per
     message, so the estimate is the session file's length). Bytes, ASCII escapes, spaces after
-    `:` and `,`, no separator at all, or a float still fail.
+    `:` and `,`, no separator at all, or a float still fail. A message that cannot be
+    serialized must raise an error that names its index, as the chapter says.
     """
     w = words()
     results, notes = [], []
@@ -719,9 +738,16 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         history = list(messages)
         expected = outcome_of(_estimate_context_chars, history)
         got = outcome_of(function, history)
+        if expected[0] == "error":  # a message that cannot be serialized: which one?
+            where = re.search(r"message \d+", expected[1])
+            assert where is not None, expected
+            named = got[0] == "error" and re.search(rf"\b{where.group()}\b", got[1]) is not None
+            detail = "" if named else w.should_but(w.error_with_index(where.group()), _but(got))
+            results.append(CheckResult(name, named, detail))
+            continue
         count = len(history)
         lines = expected[1] - count  # the JSON.stringify lengths alone
-        allowed = separator_range(count)
+        allowed = separator_readings(count)
         value = got[1]
         fits = (
             got[0] == "value"
@@ -738,12 +764,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         elif got[0] == "value" and count > 1 and value - lines == 2 * count:
             detail = w.two_per_message(value, lines + count)
         else:
-            should = (
-                f"应当返回各条 JSON 的长度之和 {lines}，再加分隔开销 "
-                f"{allowed.start} 到 {allowed.stop - 1}（整数 {lines + allowed.start} 到 "
-                f"{lines + allowed.stop - 1}）"
-            )
-            detail = w.should_but(should, _but(got))
+            detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
         if fits and count > 1:
             notes.append(
                 f"{name}（{count} 条消息）：你的分隔开销是{_separator_note(count, value - lines)}；"

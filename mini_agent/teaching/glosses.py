@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
+from ..context import CANNOT_SERIALIZE, EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
 from ..repair import ADVICE
 from ..session import INVALID_JSON, INVALID_RECORD
 from ..visible import visible_text
@@ -97,12 +97,18 @@ WHOLE: tuple[tuple[str, str], ...] = (
         r"AssistantMessage\.tool_calls\[(\d+)\] must be a ToolCall, not (\w+).*",
         r"构造 AssistantMessage 时，tool_calls 的第 \1 项（从 0 数起）必须是 ToolCall，这里是 \2",
     ),
+    # the demos' read tool (`samples.file_reader`), whose errors 01 and 06 show
+    (r"read needs \{path: string\}", "read 工具的输入必须是带字符串 path 的对象"),
+    (r"no such file: (.*)", r"没有文件 \1"),
     (r"Is a directory", "这个路径是目录，不是文件"),
     (r"Permission denied", "没有读（或写）这个文件的权限"),
     (r"No such file or directory", "文件不存在"),
     (r"max_chars must be positive, got (-?\d+)", r"预算必须是正数，这里是 \1"),
     (r"max_chars must be an int, not (\w+)", r"预算必须是整数，这里是 \1"),
-    (r"message (\d+) cannot be serialized to JSON.*", r"第 \1 条消息（从 0 数起）写不成 JSON"),
+    (
+        rf"message (\d+) {re.escape(CANNOT_SERIALIZE)}.*",
+        r"第 \1 条消息（从 0 数起）写不成 JSON",
+    ),
     (r"message (\d+) is not a session message.*", r"第 \1 条消息（从 0 数起）不是会话消息"),
     (
         r"agent stopped after (\d+) model turns.*",
@@ -154,6 +160,11 @@ WHOLE: tuple[tuple[str, str], ...] = (
         r"路径经过一个属于 uid \1、放在别人也能写的文件夹里的符号链接：拒绝经过它创建会话；"
         r"换一个你自己的文件夹",
     ),
+)
+
+# errors whose message alone says nothing: their meaning is their type's (`KeyError: 'input'`)
+BY_TYPE: tuple[tuple[str, str, str], ...] = (
+    ("KeyError", r"'(.*)'", r"字典里没有键 '\1'：取值之前没有先确认这个键在不在"),
 )
 
 # `repair`'s refusals: what is damaged, then what repair cuts and how to keep what is readable
@@ -282,6 +293,21 @@ def gloss_text(text: str) -> str | None:
     return "：".join([head, "；".join(said)]) if said else head
 
 
+def _by_type(kind: str, text: str) -> str | None:
+    for name, pattern, meaning in BY_TYPE:
+        match = re.fullmatch(pattern, text, re.S) if kind == name else None
+        if match is not None:
+            return match.expand(meaning)
+    return None
+
+
+def gloss_shown(text: str) -> str | None:
+    """The Chinese meaning of an error written `Type: message`, as a traceback's last line and
+    an exercise report write it: by its type where `BY_TYPE` knows it, else by its message."""
+    kind, _, message = text.partition(": ")
+    return _by_type(kind, message) or gloss_text(message)
+
+
 def gloss(error: BaseException) -> str | None:
     """The Chinese gloss of `error`'s message (an OSError: of its strerror; a `json` decoding
     error: of its message and column, as the session's details say them)."""
@@ -289,7 +315,7 @@ def gloss(error: BaseException) -> str | None:
         return _os_strerror(error.strerror)
     if isinstance(error, json.JSONDecodeError):
         return _first(DETAILS, f"{error.msg} at column {error.colno}")
-    return gloss_text(str(error))
+    return _by_type(type(error).__name__, str(error)) or gloss_text(str(error))
 
 
 def gloss_line(error: BaseException) -> str | None:

@@ -178,11 +178,11 @@ class Words:
 
     any_exception: str = "应当抛出异常（哪种都行）"
 
-    def should_raise_starting(self, phrase: str) -> str:
-        return f"应当抛出以 '{phrase}' 开头的错误"
+    def should_raise_starting(self, phrase: str, meaning: str | None = None) -> str:
+        return f"应当抛出以 '{phrase}' 开头的错误" + (f"（释义：{meaning}）" if meaning else "")
 
-    def should_raise_message(self, message: str) -> str:
-        return f"应当抛出消息为 '{message}' 的错误"
+    def should_raise_message(self, message: str, meaning: str | None = None) -> str:
+        return f"应当抛出消息为 '{message}' 的错误" + (f"（释义：{meaning}）" if meaning else "")
 
     # --- 06: choose context_max_chars ---------------------------------------------------------
     def keeps_question(self, number: int) -> str:
@@ -220,6 +220,19 @@ class Words:
             f"你数的是 UTF-16 码元（JavaScript 的 .length），得到 {got}：这个练习和本包一样数 Python 的"
             f"字符（码点，len(str)），😀 算 1 个，各条 JSON 一共 {lines} 个字符。本章的 TypeScript 里"
             " 😀 算 2 个；两种数法都不是 token，本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
+        )
+
+    def separator_choices(self, lines: int, readings: dict[int, str]) -> str:
+        choices = [f"{lines + overhead}（{names}）" for overhead, names in readings.items()]
+        return (
+            f"应当返回各条 JSON 的长度之和 {lines}，再加本章的一种分隔开销："
+            f"{'、'.join(choices[:-1])}或 {choices[-1]}"
+        )
+
+    def error_with_index(self, where: str) -> str:
+        return (
+            f"应当抛出一个带着 {where} 的错误（索引从 0 数起）：本章说“循环引用或不可序列化"
+            " message 会按索引报错”"
         )
 
     def two_per_message(self, got: int, wanted: int) -> str:

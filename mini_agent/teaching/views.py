@@ -21,6 +21,7 @@ from ..model_client import ScriptedClient
 from ..session import PathLike, load_session
 from ..visible import visible, visible_html, visible_json, visible_text
 from ..visible import visible_line as visible_line  # one escaping for every excerpt
+from .glosses import gloss_line
 from .style import CELL, NUMBER_CELL, box, page, palette
 from .text import UNSTATED, Budget, request_line, words
 from .trace import ScanStep, label, scan_steps, unit_text
@@ -198,9 +199,12 @@ class TrimView:
         return rows
 
     def summary(self) -> str:
+        """What was kept, in one line; or the chapter's budget error, its 释义 line under it."""
         kept = self.kept
         if kept is None:
-            return words().trim_error(self.max_chars, str(self.error))
+            said = words().trim_error(self.max_chars, str(self.error))
+            meaning = None if self.failure is None else gloss_line(self.failure)
+            return said if meaning is None else f"{said}\n{meaning}"
         kept_units = sum(1 for *_, is_kept in self._rows if is_kept)
         return words().trim_summary(
             self.max_chars,
@@ -285,7 +289,8 @@ class TrimView:
         colour = colours.error if kept is None else colours.text
         # folded (a narrow column on a projector): no blank line between the summary and bar
         tight = ";margin:0 0 4px" if self.fold_dropped else ""
-        summary = f'<p style="color:{colour}{tight}">{visible_html(self.summary())}</p>'
+        lines = "<br>\n".join(visible_html(line) for line in self.summary().split("\n"))
+        summary = f'<p style="color:{colour}{tight}">{lines}</p>'
         return page(f"{summary}{bar}{boxes}")
 
 
