@@ -460,6 +460,7 @@ KERNEL_WORKER = "extensions/@jupyterlite/pyodide-kernel-extension/static/comlink
 LOAD_PYODIDE = re.compile(r"this\._pyodide=await (\w+)\(\{indexURL:")
 KERNEL_APPS = {"lab": 1, "notebooks": 0, "repl": 0}  # app: spare workers kept warming
 EARLY_SCRIPT = "static/kit/kernel_early.js"
+SNAPSHOT = "static/pyodide/kit-snapshot.bin.gz"  # make_snapshot.mjs: Python initialised, gzipped
 LAB_OPEN = "static/kit/lab_open.js"  # lab/?reset&open=NAME: the first page's way in
 
 
@@ -493,6 +494,7 @@ def kernel_head_start(out: Path) -> str:
         f"const KIT_ROOT = {json.dumps('../' * depth)};\n"
         f"const KIT_OPTIONS = {json.dumps(options)};\n"
         f"const KIT_IMPORTS = {json.dumps(imports)};\n"
+        f"const KIT_SNAPSHOT = {json.dumps(SNAPSHOT)};\n"
         + (HERE / "kernel_early_worker.js").read_text(encoding="utf-8")
     )
     patched = LOAD_PYODIDE.sub(r"this._pyodide=await globalThis.__kitPyodide(\1,{indexURL:", code)
@@ -515,6 +517,14 @@ def kernel_head_start(out: Path) -> str:
             sys.exit(f"[site] {app}/index.html: no single <head> to put the kernel's start in")
         page.write_text(text.replace("<head>", f"<head>\n    {tag}", 1), encoding="utf-8")
     return where
+
+
+def kernel_snapshot(out: Path) -> dict[str, int]:
+    """A memory snapshot of the site's Pyodide once Python is up (make_snapshot.mjs says why
+    no package is in it), for every kernel's worker to start from. Returns its sizes."""
+    report = run("node", HERE / "make_snapshot.mjs", out, SNAPSHOT)
+    sizes: dict[str, int] = json.loads(report.strip().splitlines()[-1])
+    return sizes
 
 
 def text_files(out: Path) -> list[Path]:
@@ -611,6 +621,7 @@ def build(out: Path) -> None:
     check_settings(partial)
     rewritten = own_copy_of_cdn_defaults(partial, version)
     line_files_as_text(partial)
+    snapshot = kernel_snapshot(partial)
     kernel_head_start(partial)
     landing_page(partial, stage / "files", left_out)
     foreign = foreign_hosts(partial)
@@ -633,6 +644,10 @@ def build(out: Path) -> None:
     before, after = (sum(wheel["files"][i] for wheel in prepared) for i in (0, 1))
     log(f"wheels: {before} → {after} files, bytecode for {compiled} modules")
     log(f"notebooks left out: {left_out or 'none'}")
+    log(
+        f"kernel snapshot: {snapshot['bytes'] / 2**20:.1f} MB of memory, "
+        f"{snapshot['gzipped'] / 2**20:.1f} MB gzipped"
+    )
     log(
         f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {size / 2**20:.1f} MB on disk"
     )

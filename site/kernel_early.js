@@ -10,7 +10,8 @@
 //
 // window.__kitKernels tells the site test what happened: how many kernels found their Pyodide
 // already loading ("warm") or had to load it ("cold"), and for each worker when (ms since the
-// page began) it started, had Pyodide up, and was handed to a kernel.
+// page began) it started, had Pyodide up, and was handed to a kernel, and whether its Pyodide
+// was restored from the site's snapshot.
 (() => {
   const script = document.currentScript;
   const root = new URL("../../", script.src); // this file is static/kit/ in the site
@@ -23,11 +24,14 @@
 
   const start = () => {
     const next = new Original(worker, { type: "module" });
-    const times = { started: performance.now(), loaded: null, handed: null };
+    const times = { started: performance.now(), loaded: null, handed: null, restored: null };
     counts.workers.push(times);
     next.addEventListener("message", (event) => {
       const said = event.data && event.data._kitKernel;
-      if (said === "loaded") times.loaded = performance.now();
+      if (said === "loaded") {
+        times.loaded = performance.now();
+        times.restored = event.data.restored;
+      }
       if (said === "warm" || said === "cold") counts[said] += 1;
     });
     kept.push([next, times]);

@@ -7,8 +7,14 @@
 // kernel imports first. The kernel's own call, `loadPyodide(options)`, goes through
 // __kitPyodide (the build points it here): same options, so it takes this Pyodide, with its
 // output sent where the kernel says; different options (another site's settings), so it loads
-// its own, as before. The page hears when this Pyodide is up ("loaded") and which the kernel
-// took ("warm" or "cold").
+// its own, as before. The page hears when this Pyodide is up ("loaded", and whether it came
+// from the snapshot) and which the kernel took ("warm" or "cold").
+//
+// This Pyodide starts from the site's memory snapshot (KIT_SNAPSHOT, made by the build with
+// make_snapshot.mjs): Python already initialised, which is most of a start's seconds. Where the
+// snapshot cannot be had (no DecompressionStream, a failed fetch, another Pyodide's snapshot)
+// it starts the ordinary way. Every restored Python has the same state, so `random` is
+// seeded afresh from os.urandom; the hash seed (PYTHONHASHSEED) stays the build's.
 const kitEarly = (() => {
   const root = new URL(KIT_ROOT, self.location.href);
   const options = {};
@@ -16,11 +22,33 @@ const kitEarly = (() => {
     // as the kernel extension does: settings ending in "URL" are relative to the site
     options[key] = key.endsWith("URL") && typeof value === "string" ? new URL(value, root).href : value;
   }
+  const snapshot = async () => {
+    const response = await fetch(new URL(KIT_SNAPSHOT, root));
+    if (!response.ok) throw new Error(`${response.status} for the snapshot`);
+    const bytes = await response.blob();
+    const head = new Uint8Array(await bytes.slice(0, 2).arrayBuffer());
+    if (head[0] !== 0x1f || head[1] !== 0x8b) {
+      return new Uint8Array(await bytes.arrayBuffer()); // a server that unzipped it on the way
+    }
+    const unpacked = bytes.stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Uint8Array(await new Response(unpacked).arrayBuffer());
+  };
   const pyodide = (async () => {
     const { loadPyodide } = await import(options.indexURL + "pyodide.mjs");
-    const loaded = await loadPyodide(options);
+    let loaded = null;
+    if (typeof DecompressionStream === "function") {
+      try {
+        loaded = await loadPyodide({ ...options, _loadSnapshot: snapshot() });
+        await loaded.runPythonAsync("import random\nrandom.seed()");
+      } catch (error) {
+        console.warn("the kernel's snapshot was not used:", error);
+        loaded = null;
+      }
+    }
+    const restored = loaded !== null;
+    loaded ??= await loadPyodide(options);
     await loaded.runPythonAsync(KIT_IMPORTS);
-    self.postMessage({ _kitKernel: "loaded" });
+    self.postMessage({ _kitKernel: "loaded", restored });
     return loaded;
   })();
   pyodide.catch(() => {}); // a failure shows when the kernel takes it, not as an unhandled one

@@ -469,8 +469,24 @@ def test_every_locked_wheel_matches_its_hash_and_its_record(site: Path) -> None:
         assert listed == names, f"{name}: RECORD and the wheel disagree on {listed ^ names}"
 
 
+def start_site_kernel(site: Path, check: Path, start: str) -> dict[str, Any]:
+    """Start the site's kernel under node (`start`: "ordinary", or "snapshot" as the browser's
+    workers do) and return what `check` reports."""
+    run = subprocess.run(
+        ["node", str(KERNEL_START), str(site), str(check), start],
+        capture_output=True,
+        encoding="utf-8",
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    report: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return report
+
+
+@pytest.mark.parametrize("start", ["ordinary", "snapshot"])
 def test_the_site_kernel_starts_from_bytecode_and_keeps_sources_and_completion(
-    site: Path,
+    site: Path, start: str
 ) -> None:
     config = json.loads((site / "jupyter-lite.json").read_text(encoding="utf-8"))
     settings = config["jupyter-config-data"]["litePluginSettings"]
@@ -479,15 +495,7 @@ def test_the_site_kernel_starts_from_bytecode_and_keeps_sources_and_completion(
     assert {"ipykernel", "comm", "pyodide-kernel", "jedi", "ipython", "micropip", "piplite"} <= set(
         preloaded["packages"]
     )
-    run = subprocess.run(
-        ["node", str(KERNEL_START), str(site), str(KERNEL_START.with_name("site_kernel_check.py"))],
-        capture_output=True,
-        encoding="utf-8",
-        timeout=300,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    report = json.loads(run.stdout.strip().splitlines()[-1])
+    report = start_site_kernel(site, KERNEL_START.with_name("site_kernel_check.py"), start)
     assert report["loaded"] > 150  # IPython, traitlets, ipywidgets, comm, the kit …
     assert {m.split(".")[0] for m in report["without_bytecode"]} <= set(EXTENSION_WHEELS)
     assert report["changed_source_ran"] is False
@@ -495,6 +503,17 @@ def test_the_site_kernel_starts_from_bytecode_and_keeps_sources_and_completion(
     assert "loads" in report["completes_module"] and "upper" in report["completes_builtin"]
     assert report["completes_inferred"] == ["append"]
     assert report["jedi_stubs"] == ["typeshed"]  # the standard library's stubs, nothing else
+
+
+def test_kernels_restored_from_the_one_snapshot_still_draw_their_own_random_numbers(
+    site: Path, tmp_path: Path
+) -> None:
+    """The snapshot holds `random` already seeded (Python imports it on start): without the
+    worker's reseed every kernel would draw the same numbers."""
+    check = tmp_path / "draw.py"
+    check.write_text("import json, random\njson.dumps(random.getrandbits(64))\n", "utf-8")
+    draws = [start_site_kernel(site, check, "snapshot") for _ in range(2)]
+    assert draws[0] != draws[1], draws
 
 
 def test_the_first_page_lists_the_notebooks_in_order_in_chinese(
@@ -545,14 +564,40 @@ def test_every_kernel_in_lab_took_the_pyodide_its_worker_began_loading_at_once(
     lab: Lab,
 ) -> None:
     """site/kernel_early.js: each kernel's worker had started loading Pyodide before the kernel
-    asked (with the page, or as lab/'s spare), and the kernel took that Pyodide ("warm"), never
-    loading one of its own ("cold"); lab/ keeps at most one spare worker besides them."""
+    asked (with the page, or as lab/'s spare), from the site's snapshot, and the kernel took
+    that Pyodide ("warm"), never loading one of its own ("cold"); lab/ keeps at most one spare
+    worker besides them."""
     head_start = lab.page.evaluate("window.__kitKernels")
     running = lab_kernels(lab.page)
     assert len(running) == len(lab.opened) and head_start["cold"] == 0, head_start
     assert head_start["warm"] == len(running), head_start
     handed = [worker for worker in head_start["workers"] if worker["handed"] is not None]
     assert len(handed) == len(running) and len(head_start["workers"]) <= len(running) + 1
+    assert all(worker["restored"] is True for worker in handed), handed
+
+
+def test_a_kernel_starts_the_ordinary_way_when_the_snapshot_cannot_be_had(
+    browser: Browser, base_url: str
+) -> None:
+    """A server without the snapshot (or a browser without DecompressionStream): the worker
+    starts Python itself, and the kernel runs as before, only later. A context of its own, with
+    no service worker: the site's would fetch the snapshot where no route sees it."""
+    shared = browser.context.browser
+    assert shared is not None
+    context = shared.new_context(service_workers="block")
+    page = context.new_page()
+    try:
+        context.route("**/kit-snapshot.bin.gz", lambda route: route.fulfill(status=404))
+        query = urllib.parse.urlencode({"kernel": "python", "code": "print(6 * 7)"})
+        page.goto(f"{base_url}/repl/index.html?{query}")
+        expect(page.locator(".jp-OutputArea-output", has_text="42")).to_have_count(
+            1, timeout=120_000
+        )
+        head_start = page.evaluate("window.__kitKernels")
+        assert [w["restored"] for w in head_start["workers"]] == [False], head_start
+        assert head_start["warm"] == 1 and head_start["cold"] == 0, head_start
+    finally:
+        context.close()
 
 
 # What the kernel behind an open notebook prints for `code` (run without a prompt number)

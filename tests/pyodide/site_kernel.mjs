@@ -1,12 +1,19 @@
 // Start Python as the browser edition's kernel does, from a built site, under node: the site's
 // Pyodide, its lock and the packages its jupyter-lite.json preloads, then the kernel's imports.
-// Usage: node site_kernel.mjs SITE_DIR PYTHON_FILE — runs PYTHON_FILE after the start and prints
-// its last expression's value (a JSON string) on the last line; timings go to stderr.
+// Usage: node site_kernel.mjs SITE_DIR PYTHON_FILE [snapshot] — runs PYTHON_FILE after the start
+// and prints its last expression's value (a JSON string) on the last line; timings go to stderr.
+// With `snapshot`, Python starts from the site's memory snapshot, as the browser's kernel
+// workers do (site/kernel_early_worker.js: restore, reseed `random`, then the packages).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { gunzipSync } from "node:zlib";
 
-const [site, check] = process.argv.slice(2);
+const [site, check, start] = process.argv.slice(2);
+const snapshot =
+  start === "snapshot"
+    ? gunzipSync(readFileSync(join(site, "static", "pyodide", "kit-snapshot.bin.gz")))
+    : undefined;
 const started = performance.now();
 const lap = (what) =>
   console.error(`${what}: ${((performance.now() - started) / 1000).toFixed(2)} s`);
@@ -23,9 +30,11 @@ const pyodide = await loadPyodide({
   packageBaseUrl: locks,
   packages: options.packages,
   messageCallback: () => {},
+  _loadSnapshot: snapshot,
 });
 lap("Pyodide and the preloaded packages");
 try {
+  if (snapshot) await pyodide.runPythonAsync("import random\nrandom.seed()");
   // what the kernel's worker runs next when everything it needs is preloaded
   await pyodide.runPythonAsync("import piplite.piplite\nimport pyodide_kernel");
   lap("the kernel's imports");
