@@ -16,6 +16,7 @@ from mini_agent import (
     ContextBudgetError,
     Message,
     ToolMessage,
+    UserMessage,
     append_session,
     context_units,
     estimate_context_chars,
@@ -278,6 +279,19 @@ def test_the_report_names_the_readers_separator_beside_the_packages() -> None:
         "本章的那张图（4 条消息）：你的分隔开销是消息之间各一个（像 join 的分隔符）；"
         "本包是每条一个换行，估算值正好等于会话文件的字符数",
     )
+    array = check_estimate_context_chars(CHAPTER_ESTIMATES["JSON.stringify(messages).length"])
+    assert array.notes == (
+        "本章的那张图（4 条消息）：你的分隔开销是像 JSON.stringify(messages) 那样：逗号加一对方括号；"
+        "本包是每条一个换行，估算值正好等于会话文件的字符数",
+    )
+
+
+def test_the_packages_own_separator_is_named_once() -> None:
+    report = check_estimate_context_chars(estimate_context_chars)
+    assert report.notes == (
+        "本章的那张图（4 条消息）：你的分隔开销是每条消息一个，和本包相同：JSONL 每行末尾的换行，"
+        "估算值因此正好等于会话文件的字符数",
+    )
 
 
 def test_a_wrong_estimate_is_told_each_reading_with_the_number_it_gives() -> None:
@@ -307,16 +321,23 @@ def test_every_plausible_wrong_estimate_fails(name: str) -> None:
     assert not check_estimate_context_chars(WRONG_ESTIMATES[name]).ok, name
 
 
+EMOJI_CASE = "中文和 emoji（😀 按码点算 1 个，按 UTF-16 码元算 2 个）"
+
+
 def test_utf8_bytes_are_not_characters() -> None:
     assert failed(check_estimate_context_chars(WRONG_ESTIMATES["UTF-8 bytes"])) == [
         "本章的那张图",
-        "中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个",
+        EMOJI_CASE,
         "内容里的换行和引号按转义后的字符数算",
     ]
 
 
 # the chapter's JSON.stringify(message).length as JavaScript counts it: UTF-16 code units
-utf16_estimate = indexed(lambda m: len(record_line(m).encode("utf-16-le")) // 2 + 1)
+def utf16_length(message: Message) -> int:
+    return len(record_line(message).encode("utf-16-le")) // 2
+
+
+utf16_estimate = indexed(lambda m: utf16_length(m) + 1)
 
 
 def test_a_message_that_cannot_be_serialized_is_named_by_its_index() -> None:
@@ -341,13 +362,33 @@ def test_a_message_that_cannot_be_serialized_is_named_by_its_index() -> None:
     ]
 
 
-def test_utf16_units_fail_the_emoji_case_with_the_reason() -> None:
-    report = check_estimate_context_chars(utf16_estimate)
-    assert failed(report) == ["中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个"]
-    (emoji,) = [r for r in report.results if not r.passed]
-    assert emoji.detail.startswith("你数的是 UTF-16 码元（JavaScript 的 .length），得到 ")
-    assert "😀 算 1 个" in emoji.detail and "码点与 UTF-16" in emoji.detail
-    assert report.title == "estimate_context_chars（数的是 Python 的字符，即 Unicode 码点）"
+UTF16_NOTE = (
+    f"{EMOJI_CASE}：你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 39；"
+    "本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，得到 35。两种都算对，也都不是 token；"
+    "本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
+)
+
+
+def test_code_points_and_utf16_units_both_pass_and_utf16_gets_a_note() -> None:
+    emoji = [UserMessage("中文😀😀😀😀")]
+    assert (estimate_context_chars(emoji), utf16_estimate(emoji)) == (35, 39)
+    kit = check_estimate_context_chars(estimate_context_chars)
+    assert kit.ok and not any("UTF-16" in note for note in kit.notes)
+    chapter = check_estimate_context_chars(utf16_estimate)
+    assert chapter.ok and UTF16_NOTE in chapter.notes
+    assert chapter.notes[0].startswith("本章的那张图（4 条消息）：你的分隔开销是每条消息一个")
+    assert chapter.title == "estimate_context_chars（字符按码点数或按 UTF-16 码元数，都算对）"
+
+
+def test_utf16_units_pass_with_any_of_the_chapters_separators() -> None:
+    between = indexed(utf16_length)  # one separator between messages, in UTF-16 units
+    report = check_estimate_context_chars(lambda ms: max(between(ms) + len(ms) - 1, 0))
+    assert report.ok and UTF16_NOTE.replace("得到 39", "得到 38") in report.notes
+
+
+def test_utf16_units_without_a_separator_still_fail() -> None:
+    report = check_estimate_context_chars(indexed(utf16_length))
+    assert failed(report) == ["本章的那张图"]  # one message: "between messages" adds nothing
 
 
 def test_two_separators_per_message_get_the_chapters_sentence_back() -> None:

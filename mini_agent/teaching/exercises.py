@@ -42,6 +42,7 @@ from ..context import ContextBudgetError
 from ..context import context_units as _context_units
 from ..context import estimate_context_chars as _estimate_context_chars
 from ..context import trim_context as _trim_context
+from ..json_form import js_length
 from ..messages import (
     AssistantMessage,
     Message,
@@ -686,7 +687,10 @@ ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
     ("空历史", ()),
     ("一条 user", (UserMessage("hi"),)),
     ("本章的那张图", tuple(chapter_picture())),
-    ("中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个", (UserMessage("中文😀😀😀😀"),)),
+    (
+        "中文和 emoji（😀 按码点算 1 个，按 UTF-16 码元算 2 个）",
+        (UserMessage("中文😀😀😀😀"),),
+    ),
     ("一条错误结果", (ToolMessage("a", "boom", is_error=True),)),
     ("内容里的换行和引号按转义后的字符数算", (UserMessage('一行\n"二"'),)),
     (
@@ -715,10 +719,12 @@ def separator_readings(count: int) -> dict[int, str]:
 
 def _separator_note(count: int, overhead: int) -> str:
     if overhead == count:
-        return "每条消息一个（和本包相同：JSONL 每行末尾的换行）"
+        return "你的分隔开销是每条消息一个，和本包相同：JSONL 每行末尾的换行，估算值因此正好等于会话文件的字符数"
     if overhead == count - 1:
-        return "消息之间各一个（像 join 的分隔符）"
-    return "像 JSON.stringify(messages) 那样：逗号加一对方括号"
+        reading = "消息之间各一个（像 join 的分隔符）"
+    else:
+        reading = "像 JSON.stringify(messages) 那样：逗号加一对方括号"
+    return f"你的分隔开销是{reading}；本包是每条一个换行，估算值正好等于会话文件的字符数"
 
 
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
@@ -728,9 +734,11 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     The chapter says only "再加分隔开销", so any of its readings passes (`separator_readings`:
     between messages, after each, or an array's brackets and commas); the report's note says
     which one the reader chose on the chapter's picture, beside the package's (one newline per
-    message, so the estimate is the session file's length). Bytes, ASCII escapes, spaces after
-    `:` and `,`, no separator at all, or a float still fail. A message that cannot be
-    serialized must raise an error that names its index, as the chapter says.
+    message, so the estimate is the session file's length). "Length" passes counted either
+    way: in code points (Python's `len`, the package) or in UTF-16 units (JavaScript's
+    `.length`, the chapter), a note saying so where the two differ. Bytes, ASCII escapes,
+    spaces after `:` and `,`, no separator at all, or a float still fail. A message that cannot
+    be serialized must raise an error that names its index, as the chapter says.
     """
     w = words()
     results, notes = [], []
@@ -746,37 +754,27 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             results.append(CheckResult(name, named, detail))
             continue
         count = len(history)
-        lines = expected[1] - count  # the JSON.stringify lengths alone
+        lines = expected[1] - count  # the JSON.stringify lengths alone, in code points
+        utf16 = sum(js_length(record_line(message)) for message in history)  # in UTF-16 units
         allowed = separator_readings(count)
         value = got[1]
-        fits = (
-            got[0] == "value"
-            and isinstance(value, int)
-            and not isinstance(value, bool)
-            and value - lines in allowed
-        )
+        counted = got[0] == "value" and isinstance(value, int) and not isinstance(value, bool)
+        in_code_points = counted and value - lines in allowed
+        in_utf16 = counted and not in_code_points and value - utf16 in allowed
         detail = ""
-        utf16 = sum(_utf16_units(record_line(message)) for message in history)
-        if fits:
+        if in_code_points or in_utf16:
             pass
-        elif got[0] == "value" and utf16 != lines and value - utf16 in allowed:
-            detail = w.counted_utf16_units(value, lines)
         elif got[0] == "value" and count > 1 and value - lines == 2 * count:
             detail = w.two_per_message(value, lines + count)
         else:
             detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
-        if fits and count > 1:
-            notes.append(
-                f"{name}（{count} 条消息）：你的分隔开销是{_separator_note(count, value - lines)}；"
-                f"本包是每条一个换行，估算值正好等于会话文件的字符数"
-            )
-        results.append(CheckResult(name, fits, detail))
+        if in_utf16:
+            notes.append(f"{name}：{w.counted_utf16_units(value, expected[1])}")
+        if (in_code_points or in_utf16) and count > 1:
+            overhead = value - (lines if in_code_points else utf16)
+            notes.append(f"{name}（{count} 条消息）：{_separator_note(count, overhead)}")
+        results.append(CheckResult(name, in_code_points or in_utf16, detail))
     return CheckReport(w.estimate_title, tuple(results), tuple(notes))
-
-
-def _utf16_units(text: str) -> int:
-    """`text.length` in JavaScript: UTF-16 code units (an emoji outside the BMP is two)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def check_trim_context(

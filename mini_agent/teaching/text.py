@@ -213,13 +213,13 @@ class Words:
     )
 
     # --- 05 练习一: what the estimate counts ----------------------------------------------
-    estimate_title: str = "estimate_context_chars（数的是 Python 的字符，即 Unicode 码点）"
+    estimate_title: str = "estimate_context_chars（字符按码点数或按 UTF-16 码元数，都算对）"
 
-    def counted_utf16_units(self, got: int, lines: int) -> str:
+    def counted_utf16_units(self, got: int, kit: int) -> str:
         return (
-            f"你数的是 UTF-16 码元（JavaScript 的 .length），得到 {got}：这个练习和本包一样数 Python 的"
-            f"字符（码点，len(str)），😀 算 1 个，各条 JSON 一共 {lines} 个字符。本章的 TypeScript 里"
-            " 😀 算 2 个；两种数法都不是 token，本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
+            f"你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 {got}；"
+            f"本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，得到 {kit}。两种都算对，也都不是"
+            " token；本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
         )
 
     def separator_choices(self, lines: int, readings: dict[int, str]) -> str:
