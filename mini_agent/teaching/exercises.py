@@ -328,10 +328,11 @@ def run_either(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool],
     expect: Callable[[Outcome], str],
+    why: Callable[[Outcome, Outcome], str] = lambda expected, got: "",
 ) -> CheckReport:
     """`run_cases` with two right answers: the package's (`ours`) and the chapter's literal
     one (`chapters`). Where the kit differs on purpose, agreeing with either passes, and a
-    FAIL names both."""
+    FAIL names both, then what `why` says of the package's outcome and the reader's."""
     results = []
     for name, args in cases:
         got = outcome_of(theirs, *args)
@@ -344,6 +345,8 @@ def run_either(
             if not same(expected, chapter):
                 should += "，或照本章" + expect(_differing(chapter, got)[0]).removeprefix("应当")
             detail = words().should_but(should, _but(shown_got))
+            reason = why(expected, got)
+            detail += f"：{reason}" if reason else ""
         results.append(CheckResult(name, passed, detail))
     return CheckReport(title, tuple(results))
 
@@ -389,9 +392,43 @@ def _any_refusal(expected: Outcome) -> str:
     return words().any_exception if expected[0] == "error" else _should(expected)
 
 
+def _other_key_order(ours: Any, theirs: Any) -> tuple[list[str], list[str]] | None:
+    """In two equal JSON values, the first object (outermost first) whose keys come in another
+    order: (its keys in `theirs`, in `ours`); `None` when every order is the same."""
+    pending = [(ours, theirs)]
+    while pending:
+        a, b = pending.pop(0)
+        if isinstance(a, dict) and isinstance(b, dict):
+            if list(a) != list(b):
+                return list(b), list(a)
+            pending.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, list) and isinstance(b, list):
+            pending.extend(zip(a, b, strict=True))
+    return None
+
+
+def _only_key_order(expected: Outcome, got: Outcome) -> str:
+    """When the reader's line is the package's with the keys of some object in another order
+    (the same characters, the same JSON), the note that says so; otherwise ""."""
+    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], str):
+        return ""
+    line, theirs = expected[1], got[1]
+    try:
+        ours_value, their_value = json.loads(line), json.loads(theirs)
+    except ValueError:
+        return ""
+    # dicts compare without their order; the same characters: not escapes, spaces or digits
+    if ours_value != their_value or sorted(line) != sorted(theirs):
+        return ""
+    orders = _other_key_order(ours_value, their_value)
+    return "" if orders is None else words().only_key_order(*orders)
+
+
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
-    package's line, or the chapter's `JSON.stringify` (NaN written as null)."""
+    package's line, or the chapter's `JSON.stringify` (NaN written as null). A line that
+    differs only in the order of its keys fails, and says so: the chapter elides the message
+    literals, and the order is the package's inference (02 says so)."""
     cases = [(name, (message,)) for name, message in record_line_cases()]
     return run_either(
         "record_line",
@@ -401,6 +438,7 @@ def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
         cases,
         _same_or_both_refused,
         _any_refusal,
+        _only_key_order,
     )
 
 

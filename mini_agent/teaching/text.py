@@ -212,6 +212,14 @@ class Words:
         "（先写磁盘、成功后再进内存，就不会这样）"
     )
 
+    # --- 02 练习: the on-disk line ------------------------------------------------------------
+    def only_key_order(self, theirs: Sequence[str], ours: Sequence[str]) -> str:
+        return (
+            f"内容相同，键的顺序不同：你写的是 {'、'.join(theirs)}，本包写的是 {'、'.join(ours)}。"
+            "本章省略了消息的字面量（return { ... }），键的顺序是本包的推断（role、content，然后是"
+            "这个 role 自己的字段；调用里是 id、name、input）；练习要的是和本包写出的会话文件一字不差的一行"
+        )
+
     # --- 05 练习一: what the estimate counts ----------------------------------------------
     estimate_title: str = "estimate_context_chars（字符按码点数或按 UTF-16 码元数，都算对）"
 
