@@ -145,6 +145,45 @@ def test_a_wrong_unit_is_shown_by_position_in_the_history() -> None:
     )
 
 
+UNITS_NOT_LISTS = "本章的 Message[][] 是数组的数组，本包返回 list 套 list"
+
+
+def test_units_as_tuples_fail_saying_a_unit_is_a_list_in_the_same_notation() -> None:
+    report = check_context_units(lambda ms: [tuple(unit) for unit in context_units(ms)])
+    assert len(failed(report)) == len(report.results) - 1  # all but the empty history
+    (picture,) = [r for r in report.results if r.name == "本章的那张图"]
+    assert picture.detail == (
+        "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
+        "但实际返回了 [(#0 user,), (#1 assistant(a,b), #2 tool a, #3 tool b)]："
+        f"消息和分组都对了，但单元是 tuple，应当是 list：{UNITS_NOT_LISTS}；"
+        "05 里还要写 unit + kept，tuple 和 list 不能相加"
+    )
+
+
+def test_a_tuple_of_units_fails_saying_the_outer_one_is_a_list_too() -> None:
+    outer = check_context_units(lambda ms: tuple(context_units(ms)))
+    assert not any(r.passed for r in outer.results)
+    (picture,) = [r for r in outer.results if r.name == "本章的那张图"]
+    assert picture.detail == (
+        "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
+        "但实际返回了 ([#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b])："
+        f"消息和分组都对了，但外层是 tuple，应当是 list：{UNITS_NOT_LISTS}"
+    )
+    both = check_context_units(lambda ms: tuple(tuple(unit) for unit in context_units(ms)))
+    assert "但外层和每个单元都是 tuple，应当是 list" in both.results[1].detail
+    assert both.results[1].detail.startswith("应当返回 [[#0 user]]，但实际返回了 ((#0 user,),)：")
+
+
+def test_wrong_units_as_tuples_get_no_note_about_lists() -> None:
+    wrong = WRONG_UNITS["one message per unit"]
+    report = check_context_units(lambda ms: [tuple(unit) for unit in wrong(ms)])
+    (picture,) = [r for r in report.results if r.name == "本章的那张图"]
+    assert picture.detail == (
+        "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
+        "但实际返回了 [(#0 user,), (#1 assistant(a,b),), (#2 tool a,), (#3 tool b,)]"
+    )  # the grouping is wrong: that, not the brackets, is what to fix first
+
+
 def chapters_units(messages: Sequence[Message]) -> list[list[Message]]:
     """The chapter's double loop as a reader writes it first: a backward search per result."""
     units: list[list[Message]] = []

@@ -135,7 +135,7 @@ def shown(value: Any) -> str:
     with only invisible characters escaped (`visible_line`: a real newline shows as `\\n`)."""
     if isinstance(value, str):
         return f"'{visible_line(value, sys.maxsize)}'"
-    if isinstance(value, _Shown):
+    if isinstance(value, (_Shown, _ShownTuple)):
         return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(map(shown, value)) + "]"
@@ -193,12 +193,14 @@ def run_cases(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool] | None = None,
     expect: Callable[[Outcome], str] | None = None,
+    why: Callable[[Outcome, Outcome], str] = lambda expected, got: "",
 ) -> CheckReport:
     """Run `theirs` and `ours` on every case's arguments and compare their outcomes.
 
     `same` decides equality (default: equal values of the same type, or errors of the same
     text); `expect` words what a FAIL says the answer should do, as loosely as `same` judges
-    it (default: the package's exact outcome).
+    it (default: the package's exact outcome); `why`, given both outcomes, what a FAIL adds
+    after them ("" for nothing).
     """
     equal = same or _strictly_equal
     should = expect or _should
@@ -207,7 +209,11 @@ def run_cases(
         expected, got = outcome_of(ours, *args), outcome_of(theirs, *args)
         passed = equal(expected, got)
         shown_expected, shown_got = _differing(expected, got)
-        detail = "" if passed else words().should_but(should(shown_expected), _but(shown_got))
+        detail = ""
+        if not passed:
+            detail = words().should_but(should(shown_expected), _but(shown_got))
+            reason = why(expected, got)
+            detail += f"：{reason}" if reason else ""
         results.append(CheckResult(name, passed, detail))
     return CheckReport(title, tuple(results))
 
@@ -596,6 +602,17 @@ def _unit_cases() -> list[tuple[str, list[Message]]]:
     ]
 
 
+def _tag(history: Sequence[Message], message: Any) -> str:
+    """`#index label` of a message of `history`, else the message as `shown` prints it."""
+    for index, candidate in enumerate(history):
+        if candidate is message:
+            return f"#{index} {label(message)}"
+    matches = [i for i, candidate in enumerate(history) if candidate == message]
+    if matches:
+        return f"#{matches[0]} {label(message)}"
+    return shown(message)
+
+
 class _Shown(list):  # type: ignore[type-arg]
     """A list of messages (or of units) that compares by value and prints by position."""
 
@@ -603,33 +620,69 @@ class _Shown(list):  # type: ignore[type-arg]
         super().__init__(value)
         self.history = history
 
+    def __repr__(self) -> str:
+        return _bracketed(self, self._tag)
+
     def _tag(self, message: Any) -> str:
-        for index, candidate in enumerate(self.history):
-            if candidate is message:
-                return f"#{index} {label(message)}"
-        matches = [i for i, candidate in enumerate(self.history) if candidate == message]
-        if matches:
-            return f"#{matches[0]} {label(message)}"
-        return shown(message)
+        return _tag(self.history, message)
+
+
+class _ShownTuple(tuple):  # type: ignore[type-arg]
+    """A reader's tuple of units, printed as `_Shown` prints a list (and never equal to one)."""
+
+    history: Sequence[Message] = ()
 
     def __repr__(self) -> str:
-        if all(isinstance(item, list) for item in self):
-            return "[" + ", ".join("[" + ", ".join(map(self._tag, u)) + "]" for u in self) + "]"
-        return "[" + ", ".join(map(self._tag, self)) + "]"
+        return _bracketed(self, lambda message: _tag(self.history, message))
+
+
+def _bracketed(items: list[Any] | tuple[Any, ...], tag: Callable[[Any], str]) -> str:
+    """Messages as tags, units in their brackets: [] for a list, () for a tuple (as Python
+    writes one), so that a tuple where a list belongs shows."""
+    if items and all(isinstance(item, (list, tuple)) for item in items):
+        inside = ", ".join(_bracketed(unit, tag) for unit in items)
+    else:
+        inside = ", ".join(map(tag, items))
+    if isinstance(items, list):
+        return f"[{inside}]"
+    return f"({inside},)" if len(items) == 1 else f"({inside})"
 
 
 def _shown(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`function`, its list answers wrapped to print by position in the history (args[0])."""
+    """`function`, its list answers wrapped to print by position in the history (args[0]);
+    units that are tuples keep their parentheses, so the two sides are told apart."""
 
     def call(history: Sequence[Message], *rest: Any) -> Any:
         value = function(history, *rest)
-        if isinstance(value, list) and all(
-            isinstance(item, (list, *_MESSAGE_TYPES)) for item in value
+        if isinstance(value, (list, tuple)) and all(
+            isinstance(item, (list, *_MESSAGE_TYPES))
+            or (isinstance(item, tuple) and all(isinstance(m, _MESSAGE_TYPES) for m in item))
+            for item in value
         ):
-            return _Shown(value, history)
+            if isinstance(value, list):
+                return _Shown(value, history)
+            if value and type(value) is tuple:  # a tuple of units: shown, still a tuple
+                units = _ShownTuple(value)
+                units.history = history
+                return units
         return value
 
     return call
+
+
+def _units_not_lists(expected: Outcome, got: Outcome) -> str:
+    """When the reader's units hold the right messages in a tuple where a list belongs (the
+    units, or the list of them), the note that says so; otherwise ""."""
+    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], (list, tuple)):
+        return ""
+    units = list(got[1])
+    if not all(isinstance(unit, (list, tuple)) for unit in units):
+        return ""
+    if [list(unit) for unit in units] != [list(unit) for unit in expected[1]]:
+        return ""
+    outer = not isinstance(got[1], list)
+    inner = any(not isinstance(unit, list) for unit in units)
+    return words().units_not_lists(outer, inner) if outer or inner else ""
 
 
 _MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolMessage)
@@ -653,7 +706,8 @@ def check_context_units(
     function: Callable[[Sequence[Message]], Any], *, linear: bool = False
 ) -> CheckReport:
     """Check a reader's `context_units(messages)` (units oldest first) on the chapter's cases:
-    the chapter's own double loop passes. With `linear` (04's 进阶), one more case: many orphan
+    the chapter's own double loop passes. A unit must be a list, as in the package and in 05's
+    `unit + kept` (a tuple plus a list is a TypeError): a tuple fails, and the report says so. With `linear` (04's 进阶), one more case: many orphan
     results, where the chapter's inner search reads every earlier assistant's `tool_calls` for
     each of them (n²/2 reads) and a forward scan reads each once."""
     cases = [(name, (history,)) for name, history in _unit_cases()]
@@ -664,6 +718,7 @@ def check_context_units(
         cases,
         _same_text,
         _message_expectation,
+        _units_not_lists,
     )
     if not linear:
         return report

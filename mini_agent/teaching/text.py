@@ -212,6 +212,15 @@ class Words:
         "（先写磁盘、成功后再进内存，就不会这样）"
     )
 
+    # --- 04 练习: the units ----------------------------------------------------------------
+    def units_not_lists(self, outer: bool, inner: bool) -> str:
+        where = "外层和每个单元都" if outer and inner else "外层" if outer else "单元"
+        later = "；05 里还要写 unit + kept，tuple 和 list 不能相加" if inner else ""
+        return (
+            f"消息和分组都对了，但{where}是 tuple，应当是 list：本章的 Message[][] 是数组的数组，"
+            f"本包返回 list 套 list{later}"
+        )
+
     # --- 02 练习: the on-disk line ------------------------------------------------------------
     def only_key_order(self, theirs: Sequence[str], ours: Sequence[str]) -> str:
         return (
