@@ -601,9 +601,14 @@ def test_the_right_budget_lists_the_characters_each_request_sent() -> None:
     )
 
 
-def test_a_budget_below_the_newest_unit_reports_the_chapters_error() -> None:
-    (result,) = check_context_max_chars(50).results
-    assert result.detail == "context budget cannot contain the smallest consistent message unit"
+def test_a_budget_below_the_newest_unit_reports_the_chapters_error_with_its_gloss() -> None:
+    for budget in (40, 50):  # below the first request (63 characters)
+        (result,) = check_context_max_chars(budget).results
+        assert not result.passed
+        assert result.detail == (
+            "run_agent 没有跑完：裁剪时抛出了 ContextBudgetError: context budget cannot contain"
+            " the smallest consistent message unit（释义：预算连最新的那个一致单元都装不下）"
+        )
 
 
 # --- 07 record() ------------------------------------------------------------------------------

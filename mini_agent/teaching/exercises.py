@@ -968,8 +968,9 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
         return CheckReport(title, (CheckResult(question, False, w.budget_not_positive),))
     try:
         requests = watched_first_run(max_chars)
-    except ContextBudgetError as err:
-        return CheckReport(title, (CheckResult(question, False, str(err)),))
+    except ContextBudgetError as err:  # the chapter's phrase, and beside it its 释义
+        refused = w.run_refused(_shown_value(("error", f"{type(err).__name__}: {err}")))
+        return CheckReport(title, (CheckResult(question, False, refused),))
     third = requests[2]
     kept = len(third.sent) == len(third.disk)  # message 0, the question, is the oldest
     results = [CheckResult(question, kept, "" if kept else w.question_dropped)]

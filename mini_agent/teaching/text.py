@@ -189,6 +189,10 @@ class Words:
         return f"{self.request(number)}仍然带着用户的提问（#0 user）"
 
     budget_not_positive: str = "预算应当是正整数（int，至少 1）"
+
+    def run_refused(self, error: str) -> str:
+        return f"run_agent 没有跑完：裁剪时抛出了 {error}"
+
     question_dropped: str = "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
     smallest_budget: str = "这是做得到这一点的最小预算"
 
