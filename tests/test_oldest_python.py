@@ -59,7 +59,9 @@ def mypy_errors(folder: Path, version: str) -> set[str]:
     command += ["--ignore-missing-imports", "--no-error-summary", "--hide-error-context"]
     command += ["--cache-dir", str(ROOT / ".mypy_cache" / f"notebooks-{version}")]
     command += sorted(module.name for module in folder.glob("*.py"))  # errors name file:line
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command, cwd=folder, capture_output=True, encoding="utf-8", errors="replace", check=False
+    )
     assert done.returncode in (0, 1), done.stdout + done.stderr  # 2: mypy itself failed
     # file:line: error: …, the file by its name (mypy's cache may give a path it saw before)
     return {os.path.basename(line) for line in done.stdout.splitlines() if ": error: " in line}

@@ -167,7 +167,8 @@ def test_the_literal_trim_measures_utf16_units(history: list[Message], data: st.
     if isinstance(kit, str):
         assert kit == literal
     else:
-        assert isinstance(literal, list) and literal == history[len(history) - len(kit) :]
+        assert isinstance(kit, list) and isinstance(literal, list)
+        assert literal == history[len(history) - len(kit) :]
         assert kit == wide[len(wide) - len(literal) :]
 
 
