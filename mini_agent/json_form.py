@@ -140,6 +140,14 @@ def js_string(text: str) -> str:
     return text
 
 
+def js_length(text: str) -> int:
+    """`text.length` in JavaScript: UTF-16 code units, so a character beyond U+FFFF (😀) counts
+    2 where Python's `len` counts 1 code point. The chapter's estimate counts this way."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def number_to_string(value: float) -> str:
     """ECMAScript `Number::toString(value)` for a finite double; `-0` is `0`.
 

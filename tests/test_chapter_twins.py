@@ -24,6 +24,7 @@ from mini_agent import (
     ScriptedClient,
     Tool,
     ToolCall,
+    ToolMessage,
     UserMessage,
     append_session,
     estimate_context_chars,
@@ -141,6 +142,21 @@ def test_the_twin_names_the_index_of_a_message_it_cannot_serialize_as_the_kit_do
                 estimate(history)
             errors.append((str(e.value), type(e.value.__cause__)))
         assert errors[0] == errors[1], value
+
+
+def test_the_twin_counts_utf16_units_as_javascript_and_the_kit_code_points() -> None:
+    emoji: list[Message] = [UserMessage("😀")]
+    # node: JSON.stringify({role: "user", content: "😀"}).length + 1 === 31
+    assert chapter_context.estimate_context_chars(emoji) == 31
+    assert estimate_context_chars(emoji) == 30  # the row "code points vs UTF-16"
+    within_the_bmp: list[Message] = [UserMessage("你好，世界"), ToolMessage("a", "é\t\u2028")]
+    assert chapter_context.estimate_context_chars(within_the_bmp) == estimate_context_chars(
+        within_the_bmp
+    )
+    # so a budget can keep the kit's unit and refuse the twin's
+    assert trim_context(emoji, 30) == emoji
+    with pytest.raises(ContextBudgetError):
+        chapter_context.trim_context(emoji, 30)
 
 
 def test_the_twin_writes_nan_as_null_where_the_kit_refuses_it() -> None:

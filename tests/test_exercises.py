@@ -389,6 +389,58 @@ def test_default_json_dumps_fails_exactly_the_non_ascii_and_nan_cases() -> None:
     ]
 
 
+KEY_ORDER_INFERRED = (
+    "本章省略了消息的字面量（return { ... }），键的顺序是本包的推断（role、content，然后是"
+    "这个 role 自己的字段；调用里是 id、name、input）；练习要的是和本包写出的会话文件一字不差的一行"
+)
+
+
+def tool_id_first(message: Message) -> str:
+    record = to_record(message)
+    if record["role"] == "tool":
+        record = {"role": "tool", "toolCallId": record["toolCallId"], **record}
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def test_a_line_with_only_its_keys_in_another_order_is_told_so() -> None:
+    report = check_record_line(tool_id_first)
+    assert failed(report) == ["tool 结果", "tool 错误：isError true"]
+    assert details(report)["tool 结果"] == (
+        """应当返回 '{"role":"tool","content":"a 的内容","toolCallId":"a","isError":false}'，"""
+        """但实际返回了 '{"role":"tool","toolCallId":"a","content":"a 的内容","isError":false}'："""
+        "内容相同，键的顺序不同：你写的是 role、toolCallId、content、isError，"
+        f"本包写的是 role、content、toolCallId、isError。{KEY_ORDER_INFERRED}"
+    )
+
+
+def test_the_key_order_note_finds_the_first_object_out_of_order_at_any_depth() -> None:
+    sorted_keys = details(check_record_line(WRONG_LINES["sorted keys"]))
+    assert sorted_keys["user"].endswith(
+        f"内容相同，键的顺序不同：你写的是 content、role，本包写的是 role、content。{KEY_ORDER_INFERRED}"
+    )
+
+    def name_first(message: Message) -> str:
+        record = to_record(message)
+        if isinstance(message, AssistantMessage):
+            record["toolCalls"] = [
+                {"name": c.name, "id": c.id, "input": c.input} for c in message.tool_calls
+            ]
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+    inner = details(check_record_line(name_first))
+    assert list(inner) == ["assistant，带两个调用", "assistant，调用的 input 是 null"]
+    assert (
+        "你写的是 name、id、input，本包写的是 id、name、input。" in inner["assistant，带两个调用"]
+    )
+
+
+def test_other_differences_with_the_same_json_value_get_no_key_order_note() -> None:
+    for name in ("ASCII escapes", "spaces after , and :", "pretty-printed"):
+        assert not any(
+            "键的顺序" in d for d in details(check_record_line(WRONG_LINES[name])).values()
+        )
+
+
 def to_json(message: Message) -> str:
     return json.dumps(to_record(message), ensure_ascii=False)
 

@@ -16,6 +16,7 @@ from mini_agent import (
     ContextBudgetError,
     Message,
     ToolMessage,
+    UserMessage,
     append_session,
     context_units,
     estimate_context_chars,
@@ -142,6 +143,45 @@ def test_a_wrong_unit_is_shown_by_position_in_the_history() -> None:
         "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
         "但实际返回了 [[#0 user], [#1 assistant(a,b)], [#2 tool a], [#3 tool b]]"
     )
+
+
+UNITS_NOT_LISTS = "本章的 Message[][] 是数组的数组，本包返回 list 套 list"
+
+
+def test_units_as_tuples_fail_saying_a_unit_is_a_list_in_the_same_notation() -> None:
+    report = check_context_units(lambda ms: [tuple(unit) for unit in context_units(ms)])
+    assert len(failed(report)) == len(report.results) - 1  # all but the empty history
+    (picture,) = [r for r in report.results if r.name == "本章的那张图"]
+    assert picture.detail == (
+        "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
+        "但实际返回了 [(#0 user,), (#1 assistant(a,b), #2 tool a, #3 tool b)]："
+        f"消息和分组都对了，但单元是 tuple，应当是 list：{UNITS_NOT_LISTS}；"
+        "05 里还要写 unit + kept，tuple 和 list 不能相加"
+    )
+
+
+def test_a_tuple_of_units_fails_saying_the_outer_one_is_a_list_too() -> None:
+    outer = check_context_units(lambda ms: tuple(context_units(ms)))
+    assert not any(r.passed for r in outer.results)
+    (picture,) = [r for r in outer.results if r.name == "本章的那张图"]
+    assert picture.detail == (
+        "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
+        "但实际返回了 ([#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b])："
+        f"消息和分组都对了，但外层是 tuple，应当是 list：{UNITS_NOT_LISTS}"
+    )
+    both = check_context_units(lambda ms: tuple(tuple(unit) for unit in context_units(ms)))
+    assert "但外层和每个单元都是 tuple，应当是 list" in both.results[1].detail
+    assert both.results[1].detail.startswith("应当返回 [[#0 user]]，但实际返回了 ((#0 user,),)：")
+
+
+def test_wrong_units_as_tuples_get_no_note_about_lists() -> None:
+    wrong = WRONG_UNITS["one message per unit"]
+    report = check_context_units(lambda ms: [tuple(unit) for unit in wrong(ms)])
+    (picture,) = [r for r in report.results if r.name == "本章的那张图"]
+    assert picture.detail == (
+        "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
+        "但实际返回了 [(#0 user,), (#1 assistant(a,b),), (#2 tool a,), (#3 tool b,)]"
+    )  # the grouping is wrong: that, not the brackets, is what to fix first
 
 
 def chapters_units(messages: Sequence[Message]) -> list[list[Message]]:
@@ -278,6 +318,19 @@ def test_the_report_names_the_readers_separator_beside_the_packages() -> None:
         "本章的那张图（4 条消息）：你的分隔开销是消息之间各一个（像 join 的分隔符）；"
         "本包是每条一个换行，估算值正好等于会话文件的字符数",
     )
+    array = check_estimate_context_chars(CHAPTER_ESTIMATES["JSON.stringify(messages).length"])
+    assert array.notes == (
+        "本章的那张图（4 条消息）：你的分隔开销是像 JSON.stringify(messages) 那样：逗号加一对方括号；"
+        "本包是每条一个换行，估算值正好等于会话文件的字符数",
+    )
+
+
+def test_the_packages_own_separator_is_named_once() -> None:
+    report = check_estimate_context_chars(estimate_context_chars)
+    assert report.notes == (
+        "本章的那张图（4 条消息）：你的分隔开销是每条消息一个，和本包相同：JSONL 每行末尾的换行，"
+        "估算值因此正好等于会话文件的字符数",
+    )
 
 
 def test_a_wrong_estimate_is_told_each_reading_with_the_number_it_gives() -> None:
@@ -307,16 +360,23 @@ def test_every_plausible_wrong_estimate_fails(name: str) -> None:
     assert not check_estimate_context_chars(WRONG_ESTIMATES[name]).ok, name
 
 
+EMOJI_CASE = "中文和 emoji（😀 按码点算 1 个，按 UTF-16 码元算 2 个）"
+
+
 def test_utf8_bytes_are_not_characters() -> None:
     assert failed(check_estimate_context_chars(WRONG_ESTIMATES["UTF-8 bytes"])) == [
         "本章的那张图",
-        "中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个",
+        EMOJI_CASE,
         "内容里的换行和引号按转义后的字符数算",
     ]
 
 
 # the chapter's JSON.stringify(message).length as JavaScript counts it: UTF-16 code units
-utf16_estimate = indexed(lambda m: len(record_line(m).encode("utf-16-le")) // 2 + 1)
+def utf16_length(message: Message) -> int:
+    return len(record_line(message).encode("utf-16-le")) // 2
+
+
+utf16_estimate = indexed(lambda m: utf16_length(m) + 1)
 
 
 def test_a_message_that_cannot_be_serialized_is_named_by_its_index() -> None:
@@ -341,13 +401,33 @@ def test_a_message_that_cannot_be_serialized_is_named_by_its_index() -> None:
     ]
 
 
-def test_utf16_units_fail_the_emoji_case_with_the_reason() -> None:
-    report = check_estimate_context_chars(utf16_estimate)
-    assert failed(report) == ["中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个"]
-    (emoji,) = [r for r in report.results if not r.passed]
-    assert emoji.detail.startswith("你数的是 UTF-16 码元（JavaScript 的 .length），得到 ")
-    assert "😀 算 1 个" in emoji.detail and "码点与 UTF-16" in emoji.detail
-    assert report.title == "estimate_context_chars（数的是 Python 的字符，即 Unicode 码点）"
+UTF16_NOTE = (
+    f"{EMOJI_CASE}：你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 39；"
+    "本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，得到 35。两种都算对，也都不是 token；"
+    "本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
+)
+
+
+def test_code_points_and_utf16_units_both_pass_and_utf16_gets_a_note() -> None:
+    emoji = [UserMessage("中文😀😀😀😀")]
+    assert (estimate_context_chars(emoji), utf16_estimate(emoji)) == (35, 39)
+    kit = check_estimate_context_chars(estimate_context_chars)
+    assert kit.ok and not any("UTF-16" in note for note in kit.notes)
+    chapter = check_estimate_context_chars(utf16_estimate)
+    assert chapter.ok and UTF16_NOTE in chapter.notes
+    assert chapter.notes[0].startswith("本章的那张图（4 条消息）：你的分隔开销是每条消息一个")
+    assert chapter.title == "estimate_context_chars（字符按码点数或按 UTF-16 码元数，都算对）"
+
+
+def test_utf16_units_pass_with_any_of_the_chapters_separators() -> None:
+    between = indexed(utf16_length)  # one separator between messages, in UTF-16 units
+    report = check_estimate_context_chars(lambda ms: max(between(ms) + len(ms) - 1, 0))
+    assert report.ok and UTF16_NOTE.replace("得到 39", "得到 38") in report.notes
+
+
+def test_utf16_units_without_a_separator_still_fail() -> None:
+    report = check_estimate_context_chars(indexed(utf16_length))
+    assert failed(report) == ["本章的那张图"]  # one message: "between messages" adds nothing
 
 
 def test_two_separators_per_message_get_the_chapters_sentence_back() -> None:
@@ -521,9 +601,14 @@ def test_the_right_budget_lists_the_characters_each_request_sent() -> None:
     )
 
 
-def test_a_budget_below_the_newest_unit_reports_the_chapters_error() -> None:
-    (result,) = check_context_max_chars(50).results
-    assert result.detail == "context budget cannot contain the smallest consistent message unit"
+def test_a_budget_below_the_newest_unit_reports_the_chapters_error_with_its_gloss() -> None:
+    for budget in (40, 50):  # below the first request (63 characters)
+        (result,) = check_context_max_chars(budget).results
+        assert not result.passed
+        assert result.detail == (
+            "run_agent 没有跑完：裁剪时抛出了 ContextBudgetError: context budget cannot contain"
+            " the smallest consistent message unit（释义：预算连最新的那个一致单元都装不下）"
+        )
 
 
 # --- 07 record() ------------------------------------------------------------------------------

@@ -91,10 +91,14 @@ def test_every_python_name_in_the_cheat_sheet_exists() -> None:
 
 def test_the_cheat_sheet_says_what_session_calls_hands_back() -> None:
     from mini_agent import ToolCall
+    from mini_agent.chapter import session as chapter_session
     from mini_agent.session import calls
 
     text = CHEATSHEET.read_text(encoding="utf-8")
-    assert "可能是为假的 `()`，否则 `None`：用 `is not None` 判" in text
+    kit = "`session.calls(value)` 合格时交回调用的 tuple，否则 `None`；空数组得到空元组 `()`，布尔值为假"
+    assert kit in text and "用 `is not None` 判断" in text
+    assert "照搬版是 `TypeGuard`，返回 `True`/`False`" in text  # the twin: a row of its own
+    assert chapter_session.calls([]) is True and chapter_session.calls({}) is False
     assert calls([]) == () and not calls([])  # an empty array passes, and is false
     assert calls([{"id": "a", "name": "n", "input": None}]) == (ToolCall("a", "n", None),)
     assert calls({}) is None and calls([{"id": "a"}]) is None

@@ -27,7 +27,15 @@ from mini_agent import (
     json_form,
     load_session,
 )
-from mini_agent.json_form import JSON, MAX_DEPTH, TOO_DEEP, number_to_string, parse, stringify
+from mini_agent.json_form import (
+    JSON,
+    MAX_DEPTH,
+    TOO_DEEP,
+    js_length,
+    number_to_string,
+    parse,
+    stringify,
+)
 
 # The DESIGN examples, and the edges of each rule: value -> what JSON.stringify writes.
 NUMBERS = [
@@ -94,6 +102,23 @@ def test_number_to_string_follows_the_standard_and_reads_back(value: float) -> N
     text = number_to_string(value)
     assert text == _reference(value)
     assert float(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "units"),
+    [
+        ("", 0),
+        ("hello", 5),
+        ("你好，世界", 5),
+        ("😀", 2),
+        ("a😀b𠀋", 6),
+        ("👨\u200d👩", 5),
+        ("\ud800", 1),
+    ],
+)
+def test_js_length_counts_utf16_units_as_javascripts_length(text: str, units: int) -> None:
+    # node: "a😀b𠀋".length === 6; a lone surrogate is one unit
+    assert js_length(text) == units
 
 
 def test_integer_like_keys_come_first_in_ascending_order() -> None:

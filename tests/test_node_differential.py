@@ -34,6 +34,8 @@ from mini_agent import (
     load_session,
     trim_context,
 )
+from mini_agent.chapter.context import estimate_context_chars as chapter_estimate
+from mini_agent.chapter.context import trim_context as chapter_trim
 from mini_agent.json_form import JSON, MAX_DEPTH, js_string
 from mini_agent.messages import record_line, to_record
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
@@ -143,12 +145,15 @@ def _utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _trim_result(messages: list[Message], budget: int, size: Any = None) -> int | str:
-    """`trim_context`'s answer as data: messages kept, or the error. With `size`, the same
-    chapter algorithm measured another way (JavaScript's UTF-16 units)."""
+def _trim_result(
+    messages: list[Message], budget: int, size: Any = None, trim: Any = trim_context
+) -> int | str:
+    """`trim`'s answer as data: messages kept, or the error. With `size`, the chapter's
+    algorithm written out here, measured with `size` (`len`: code points; `_utf16`: JavaScript's
+    UTF-16 units)."""
     if size is None:
         try:
-            return len(trim_context(messages, budget))
+            return len(trim(messages, budget))
         except ContextBudgetError as err:
             return str(err)
     sizes = [size(record_line(m)) + 1 for m in messages]
@@ -393,24 +398,26 @@ def test_files_written_by_one_language_keep_their_bytes_in_the_other(run: Run) -
         assert "".join(record_line(m) + "\n" for m in loaded).encode() == js_file.read_bytes()
 
 
-def test_trims_agree_with_node_except_for_utf16_units(run: Run) -> None:
+def test_the_twin_estimates_and_trims_as_node_and_the_kit_differs_by_utf16_units(run: Run) -> None:
     trims = utf16_differences = 0
     for history, budgets, result in zip(
         run.histories, run.budgets, _history_results(run), strict=True
     ):
         text = "".join(record_line(m) for m in history)
         astral = _utf16(text) - len(text)  # characters beyond U+FFFF count 2 in JavaScript
+        assert result["estimate"] == chapter_estimate(history)  # the twin is the chapter
         assert result["estimate"] == estimate_context_chars(history) + astral
         for budget, js in zip(budgets, result["trims"], strict=True):
             trims += 1
+            assert js == _trim_result(history, budget, trim=chapter_trim)
             ours = _trim_result(history, budget)
             assert ours == _trim_result(history, budget, size=len)  # the chapter's algorithm
             if js != ours:  # documented: JavaScript counts UTF-16 units, the kit code points
                 utf16_differences += 1
                 assert astral > 0
                 assert js == _trim_result(history, budget, size=_utf16)
-    assert trims >= 1_000
-    print(f"\n{trims} trims, {utf16_differences} differ, each by UTF-16 units")
+    assert trims >= 1_000 and utf16_differences > 0  # the difference is really met
+    print(f"\n{trims} trims: the twin's all as node's; the kit's differ in {utf16_differences}")
 
 
 def test_damaged_files_give_the_same_phrase_and_line(run: Run) -> None:

@@ -92,15 +92,24 @@ float_free_histories = st.lists(
 )
 
 
-def independent_chars(message: Message) -> int:
+def independent_chars(message: Message, utf16: bool = False) -> int:
+    """The message's line and its newline, counted without the kit: in code points, or (`utf16`)
+    as JavaScript's `.length` counts, a character beyond U+FFFF being two UTF-16 units."""
     dumped = json.dumps(to_record(message), ensure_ascii=False, separators=(",", ":"))
-    return len(dumped) + 5 * len(re.findall("[\ud800-\udfff]", dumped)) + 1
+    astral = len(re.findall("[\U00010000-\U0010ffff]", dumped)) if utf16 else 0
+    return len(dumped) + astral + 5 * len(re.findall("[\ud800-\udfff]", dumped)) + 1
+
+
+def astral_free(history: list[Message]) -> bool:
+    return all(independent_chars(m, utf16=True) == independent_chars(m) for m in history)
 
 
 @given(float_free_histories)
-def test_estimate_equals_the_literal_one(history: list[Message]) -> None:
-    expected = sum(independent_chars(message) for message in history)
-    assert estimate_context_chars(history) == expected == literal_estimate(history)
+def test_estimate_counts_code_points_and_the_literal_one_utf16_units(
+    history: list[Message],
+) -> None:
+    assert estimate_context_chars(history) == sum(independent_chars(m) for m in history)
+    assert literal_estimate(history) == sum(independent_chars(m, utf16=True) for m in history)
 
 
 @given(histories)
@@ -115,9 +124,52 @@ def outcome(trim: object, history: list[Message], budget: int) -> object:
         return str(err)
 
 
+ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def widened(value: JSON) -> JSON:
+    """`value` with every character beyond U+FFFF made two BMP characters: its code points are
+    then the UTF-16 units of `value`, and nothing else about its JSON changes."""
+    if isinstance(value, str):
+        return ASTRAL.sub("\ue000\ue000", value)
+    if isinstance(value, list):
+        return [widened(item) for item in value]
+    if isinstance(value, dict):
+        return {ASTRAL.sub("\ue000\ue000", key): widened(item) for key, item in value.items()}
+    return value
+
+
+def widened_message(message: Message) -> Message:
+    parsed = parse_session_message(widened(to_record(message)))
+    assert parsed is not None
+    return parsed
+
+
 @given(histories, st.integers(min_value=1, max_value=3000))
-def test_trim_equals_the_literal_algorithm(history: list[Message], budget: int) -> None:
+def test_trim_equals_the_literal_algorithm_on_text_within_the_bmp(
+    history: list[Message], budget: int
+) -> None:
+    history = [widened_message(m) for m in history]  # no character beyond U+FFFF left
+    assert astral_free(history)
     assert outcome(trim_context, history, budget) == outcome(literal_trim, history, budget)
+
+
+@given(histories, st.data())
+def test_the_literal_trim_measures_utf16_units(history: list[Message], data: st.DataObject) -> None:
+    # the kit, measuring code points, on the widened history is the literal one on the original
+    wide = [widened_message(m) for m in history]
+    # a budget at the edge of a suffix of units, where one unit more or less decides
+    units = context_units(history)
+    start = sum(len(unit) for unit in units[: data.draw(st.integers(0, len(units)))])
+    edge = sum(independent_chars(m, utf16=True) for m in history[start:])
+    budget = max(1, edge + data.draw(st.integers(-2, 1)))
+    kit, literal = outcome(trim_context, wide, budget), outcome(literal_trim, history, budget)
+    if isinstance(kit, str):
+        assert kit == literal
+    else:
+        assert isinstance(kit, list) and isinstance(literal, list)
+        assert literal == history[len(history) - len(kit) :]
+        assert kit == wide[len(wide) - len(literal) :]
 
 
 @given(histories.filter(bool), st.integers(min_value=1, max_value=3000))

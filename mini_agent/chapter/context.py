@@ -2,9 +2,11 @@
 """照搬本章的 src/context.ts：`trimContext` 的单元扫描和老z 画的装预算的算法，逐行对应。
 
 本章的两层循环原样保留：每条 tool result 都向前找一遍声明它的 assistant，每装一个单元都把
-`unit + kept` 整个重新量一遍——历史很长时按平方增长，但一眼就能看出是对的。工具包的
-`mini_agent.context` 给出相同的结果、最坏也是线性的；tests/test_properties.py 和
-tests/test_fuzz.py 在随机历史上拿它和这里比（它不从 `mini_agent.context` 推导出来）。
+`unit + kept` 整个重新量一遍——历史很长时按平方增长，但一眼就能看出是对的。字符照本章的
+`.length` 数（UTF-16 码元）。工具包的 `mini_agent.context` 最坏也是线性的，数的是码点：没有
+U+FFFF 以外的字符（emoji 之类）时，两边的结果一样。tests/test_properties.py 在随机历史上拿它和
+这里比（它不从 `mini_agent.context` 推导出来），tests/test_node_differential.py 拿这里和 node 里
+本章的 JavaScript 比。
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..context import CANNOT_SERIALIZE, EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG, ContextBudgetError
+from ..json_form import js_length
 from ..messages import AssistantMessage, Message, ToolMessage
 from .session import json_stringify
 
 
 def estimate_context_chars(messages: Sequence[Message]) -> int:
-    # 每条消息 JSON.stringify(message).length，再加一个分隔符；每次都从头算
+    # 每条消息 JSON.stringify(message).length，再加一个分隔符；每次都从头算。
+    # .length 数的是 UTF-16 码元：😀 算 2 个（Python 的 len 数码点，只算 1 个），所以用 js_length
     total = 0
     for index, message in enumerate(messages):
         try:
@@ -26,7 +30,7 @@ def estimate_context_chars(messages: Sequence[Message]) -> int:
             # stringify 自己的报错不说是哪一条：包一层，带上 message ${index}
             raise ValueError(f"message {index} {CANNOT_SERIALIZE}: {error}") from error
         # 本章还要判 serialized === undefined；Python 的 json 没有“返回空”这条路，写不成就抛错
-        total += len(serialized) + 1
+        total += js_length(serialized) + 1  # serialized.length + 1
     return total
 
 

@@ -8,6 +8,9 @@
 `JSON.parse` → `json.loads`；`JSON.stringify(message)` → `json_stringify(message)`（和 JavaScript
 写得一字不差，NaN、Infinity 也照样写成 null）；`readFile(path, "utf8")` → 读字节再按 UTF-8 解码；
 `appendFile` → 以追加模式 `open`。
+
+有几行本章里没有：`parse_int`、`parse_constant`、`errors="replace"`、Windows 上打开目录的那一支、
+`json_stringify` 的数字和代理项。它们只为让这里和 Node 里运行的本章代码行为一致，不是本章的内容。
 """
 
 from __future__ import annotations
@@ -101,7 +104,7 @@ def _js(value: Any, open_ids: set[int]) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None  # JSON.stringify 把 NaN、Infinity 写成 null
     if isinstance(value, str):
-        return js_string(value)  # JavaScript 的字符串是 UTF-16：一对代理项就是一个字符
+        return js_string(value)  # 一对代理项在 JavaScript 里读出来是 😀（两个码元）
     if isinstance(value, (dict, list, tuple)):
         if id(value) in open_ids:  # 循环引用：JSON.stringify 抛错，这里也抛
             raise ValueError("Circular reference detected")
@@ -122,7 +125,8 @@ def json_stringify(message: Message) -> str:
         line = stringify(record)  # 通常 Python 写出的就是 JavaScript 写出的
     except ValueError:  # NaN、Infinity：JavaScript 写成 null（循环引用在 _js 里照样报错）
         return stringify(_js(record, set()))
-    # 代理项都写成了转义；一对代理项在 JavaScript 里是一个字符：照 JavaScript 的字符串重写
+    # 代理项都写成了 \uXXXX 转义；一对代理项在 JavaScript 里读出来是 😀 本身（.length 仍算
+    # 2 个码元）：照 JavaScript 的字符串重写
     return stringify(_js(record, set())) if "\\ud" in line else line
 
 

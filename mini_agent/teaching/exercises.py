@@ -42,6 +42,7 @@ from ..context import ContextBudgetError
 from ..context import context_units as _context_units
 from ..context import estimate_context_chars as _estimate_context_chars
 from ..context import trim_context as _trim_context
+from ..json_form import js_length
 from ..messages import (
     AssistantMessage,
     Message,
@@ -134,7 +135,7 @@ def shown(value: Any) -> str:
     with only invisible characters escaped (`visible_line`: a real newline shows as `\\n`)."""
     if isinstance(value, str):
         return f"'{visible_line(value, sys.maxsize)}'"
-    if isinstance(value, _Shown):
+    if isinstance(value, (_Shown, _ShownTuple)):
         return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(map(shown, value)) + "]"
@@ -192,12 +193,14 @@ def run_cases(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool] | None = None,
     expect: Callable[[Outcome], str] | None = None,
+    why: Callable[[Outcome, Outcome], str] = lambda expected, got: "",
 ) -> CheckReport:
     """Run `theirs` and `ours` on every case's arguments and compare their outcomes.
 
     `same` decides equality (default: equal values of the same type, or errors of the same
     text); `expect` words what a FAIL says the answer should do, as loosely as `same` judges
-    it (default: the package's exact outcome).
+    it (default: the package's exact outcome); `why`, given both outcomes, what a FAIL adds
+    after them ("" for nothing).
     """
     equal = same or _strictly_equal
     should = expect or _should
@@ -206,7 +209,11 @@ def run_cases(
         expected, got = outcome_of(ours, *args), outcome_of(theirs, *args)
         passed = equal(expected, got)
         shown_expected, shown_got = _differing(expected, got)
-        detail = "" if passed else words().should_but(should(shown_expected), _but(shown_got))
+        detail = ""
+        if not passed:
+            detail = words().should_but(should(shown_expected), _but(shown_got))
+            reason = why(expected, got)
+            detail += f"：{reason}" if reason else ""
         results.append(CheckResult(name, passed, detail))
     return CheckReport(title, tuple(results))
 
@@ -327,10 +334,11 @@ def run_either(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool],
     expect: Callable[[Outcome], str],
+    why: Callable[[Outcome, Outcome], str] = lambda expected, got: "",
 ) -> CheckReport:
     """`run_cases` with two right answers: the package's (`ours`) and the chapter's literal
     one (`chapters`). Where the kit differs on purpose, agreeing with either passes, and a
-    FAIL names both."""
+    FAIL names both, then what `why` says of the package's outcome and the reader's."""
     results = []
     for name, args in cases:
         got = outcome_of(theirs, *args)
@@ -343,6 +351,8 @@ def run_either(
             if not same(expected, chapter):
                 should += "，或照本章" + expect(_differing(chapter, got)[0]).removeprefix("应当")
             detail = words().should_but(should, _but(shown_got))
+            reason = why(expected, got)
+            detail += f"：{reason}" if reason else ""
         results.append(CheckResult(name, passed, detail))
     return CheckReport(title, tuple(results))
 
@@ -388,9 +398,43 @@ def _any_refusal(expected: Outcome) -> str:
     return words().any_exception if expected[0] == "error" else _should(expected)
 
 
+def _other_key_order(ours: Any, theirs: Any) -> tuple[list[str], list[str]] | None:
+    """In two equal JSON values, the first object (outermost first) whose keys come in another
+    order: (its keys in `theirs`, in `ours`); `None` when every order is the same."""
+    pending = [(ours, theirs)]
+    while pending:
+        a, b = pending.pop(0)
+        if isinstance(a, dict) and isinstance(b, dict):
+            if list(a) != list(b):
+                return list(b), list(a)
+            pending.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, list) and isinstance(b, list):
+            pending.extend(zip(a, b, strict=True))
+    return None
+
+
+def _only_key_order(expected: Outcome, got: Outcome) -> str:
+    """When the reader's line is the package's with the keys of some object in another order
+    (the same characters, the same JSON), the note that says so; otherwise ""."""
+    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], str):
+        return ""
+    line, theirs = expected[1], got[1]
+    try:
+        ours_value, their_value = json.loads(line), json.loads(theirs)
+    except ValueError:
+        return ""
+    # dicts compare without their order; the same characters: not escapes, spaces or digits
+    if ours_value != their_value or sorted(line) != sorted(theirs):
+        return ""
+    orders = _other_key_order(ours_value, their_value)
+    return "" if orders is None else words().only_key_order(*orders)
+
+
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
-    package's line, or the chapter's `JSON.stringify` (NaN written as null)."""
+    package's line, or the chapter's `JSON.stringify` (NaN written as null). A line that
+    differs only in the order of its keys fails, and says so: the chapter elides the message
+    literals, and the order is the package's inference (02 says so)."""
     cases = [(name, (message,)) for name, message in record_line_cases()]
     return run_either(
         "record_line",
@@ -400,6 +444,7 @@ def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
         cases,
         _same_or_both_refused,
         _any_refusal,
+        _only_key_order,
     )
 
 
@@ -557,6 +602,17 @@ def _unit_cases() -> list[tuple[str, list[Message]]]:
     ]
 
 
+def _tag(history: Sequence[Message], message: Any) -> str:
+    """`#index label` of a message of `history`, else the message as `shown` prints it."""
+    for index, candidate in enumerate(history):
+        if candidate is message:
+            return f"#{index} {label(message)}"
+    matches = [i for i, candidate in enumerate(history) if candidate == message]
+    if matches:
+        return f"#{matches[0]} {label(message)}"
+    return shown(message)
+
+
 class _Shown(list):  # type: ignore[type-arg]
     """A list of messages (or of units) that compares by value and prints by position."""
 
@@ -564,33 +620,69 @@ class _Shown(list):  # type: ignore[type-arg]
         super().__init__(value)
         self.history = history
 
+    def __repr__(self) -> str:
+        return _bracketed(self, self._tag)
+
     def _tag(self, message: Any) -> str:
-        for index, candidate in enumerate(self.history):
-            if candidate is message:
-                return f"#{index} {label(message)}"
-        matches = [i for i, candidate in enumerate(self.history) if candidate == message]
-        if matches:
-            return f"#{matches[0]} {label(message)}"
-        return shown(message)
+        return _tag(self.history, message)
+
+
+class _ShownTuple(tuple):  # type: ignore[type-arg]
+    """A reader's tuple of units, printed as `_Shown` prints a list (and never equal to one)."""
+
+    history: Sequence[Message] = ()
 
     def __repr__(self) -> str:
-        if all(isinstance(item, list) for item in self):
-            return "[" + ", ".join("[" + ", ".join(map(self._tag, u)) + "]" for u in self) + "]"
-        return "[" + ", ".join(map(self._tag, self)) + "]"
+        return _bracketed(self, lambda message: _tag(self.history, message))
+
+
+def _bracketed(items: list[Any] | tuple[Any, ...], tag: Callable[[Any], str]) -> str:
+    """Messages as tags, units in their brackets: [] for a list, () for a tuple (as Python
+    writes one), so that a tuple where a list belongs shows."""
+    if items and all(isinstance(item, (list, tuple)) for item in items):
+        inside = ", ".join(_bracketed(unit, tag) for unit in items)
+    else:
+        inside = ", ".join(map(tag, items))
+    if isinstance(items, list):
+        return f"[{inside}]"
+    return f"({inside},)" if len(items) == 1 else f"({inside})"
 
 
 def _shown(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`function`, its list answers wrapped to print by position in the history (args[0])."""
+    """`function`, its list answers wrapped to print by position in the history (args[0]);
+    units that are tuples keep their parentheses, so the two sides are told apart."""
 
     def call(history: Sequence[Message], *rest: Any) -> Any:
         value = function(history, *rest)
-        if isinstance(value, list) and all(
-            isinstance(item, (list, *_MESSAGE_TYPES)) for item in value
+        if isinstance(value, (list, tuple)) and all(
+            isinstance(item, (list, *_MESSAGE_TYPES))
+            or (isinstance(item, tuple) and all(isinstance(m, _MESSAGE_TYPES) for m in item))
+            for item in value
         ):
-            return _Shown(value, history)
+            if isinstance(value, list):
+                return _Shown(value, history)
+            if value and type(value) is tuple:  # a tuple of units: shown, still a tuple
+                units = _ShownTuple(value)
+                units.history = history
+                return units
         return value
 
     return call
+
+
+def _units_not_lists(expected: Outcome, got: Outcome) -> str:
+    """When the reader's units hold the right messages in a tuple where a list belongs (the
+    units, or the list of them), the note that says so; otherwise ""."""
+    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], (list, tuple)):
+        return ""
+    units = list(got[1])
+    if not all(isinstance(unit, (list, tuple)) for unit in units):
+        return ""
+    if [list(unit) for unit in units] != [list(unit) for unit in expected[1]]:
+        return ""
+    outer = not isinstance(got[1], list)
+    inner = any(not isinstance(unit, list) for unit in units)
+    return words().units_not_lists(outer, inner) if outer or inner else ""
 
 
 _MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolMessage)
@@ -614,7 +706,8 @@ def check_context_units(
     function: Callable[[Sequence[Message]], Any], *, linear: bool = False
 ) -> CheckReport:
     """Check a reader's `context_units(messages)` (units oldest first) on the chapter's cases:
-    the chapter's own double loop passes. With `linear` (04's 进阶), one more case: many orphan
+    the chapter's own double loop passes. A unit must be a list, as in the package and in 05's
+    `unit + kept` (a tuple plus a list is a TypeError): a tuple fails, and the report says so. With `linear` (04's 进阶), one more case: many orphan
     results, where the chapter's inner search reads every earlier assistant's `tool_calls` for
     each of them (n²/2 reads) and a forward scan reads each once."""
     cases = [(name, (history,)) for name, history in _unit_cases()]
@@ -625,6 +718,7 @@ def check_context_units(
         cases,
         _same_text,
         _message_expectation,
+        _units_not_lists,
     )
     if not linear:
         return report
@@ -686,7 +780,10 @@ ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
     ("空历史", ()),
     ("一条 user", (UserMessage("hi"),)),
     ("本章的那张图", tuple(chapter_picture())),
-    ("中文和 emoji：按 Python 的字符（码点）数，😀 算 1 个", (UserMessage("中文😀😀😀😀"),)),
+    (
+        "中文和 emoji（😀 按码点算 1 个，按 UTF-16 码元算 2 个）",
+        (UserMessage("中文😀😀😀😀"),),
+    ),
     ("一条错误结果", (ToolMessage("a", "boom", is_error=True),)),
     ("内容里的换行和引号按转义后的字符数算", (UserMessage('一行\n"二"'),)),
     (
@@ -715,10 +812,12 @@ def separator_readings(count: int) -> dict[int, str]:
 
 def _separator_note(count: int, overhead: int) -> str:
     if overhead == count:
-        return "每条消息一个（和本包相同：JSONL 每行末尾的换行）"
+        return "你的分隔开销是每条消息一个，和本包相同：JSONL 每行末尾的换行，估算值因此正好等于会话文件的字符数"
     if overhead == count - 1:
-        return "消息之间各一个（像 join 的分隔符）"
-    return "像 JSON.stringify(messages) 那样：逗号加一对方括号"
+        reading = "消息之间各一个（像 join 的分隔符）"
+    else:
+        reading = "像 JSON.stringify(messages) 那样：逗号加一对方括号"
+    return f"你的分隔开销是{reading}；本包是每条一个换行，估算值正好等于会话文件的字符数"
 
 
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
@@ -728,9 +827,11 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     The chapter says only "再加分隔开销", so any of its readings passes (`separator_readings`:
     between messages, after each, or an array's brackets and commas); the report's note says
     which one the reader chose on the chapter's picture, beside the package's (one newline per
-    message, so the estimate is the session file's length). Bytes, ASCII escapes, spaces after
-    `:` and `,`, no separator at all, or a float still fail. A message that cannot be
-    serialized must raise an error that names its index, as the chapter says.
+    message, so the estimate is the session file's length). "Length" passes counted either
+    way: in code points (Python's `len`, the package) or in UTF-16 units (JavaScript's
+    `.length`, the chapter), a note saying so where the two differ. Bytes, ASCII escapes,
+    spaces after `:` and `,`, no separator at all, or a float still fail. A message that cannot
+    be serialized must raise an error that names its index, as the chapter says.
     """
     w = words()
     results, notes = [], []
@@ -746,37 +847,27 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             results.append(CheckResult(name, named, detail))
             continue
         count = len(history)
-        lines = expected[1] - count  # the JSON.stringify lengths alone
+        lines = expected[1] - count  # the JSON.stringify lengths alone, in code points
+        utf16 = sum(js_length(record_line(message)) for message in history)  # in UTF-16 units
         allowed = separator_readings(count)
         value = got[1]
-        fits = (
-            got[0] == "value"
-            and isinstance(value, int)
-            and not isinstance(value, bool)
-            and value - lines in allowed
-        )
+        counted = got[0] == "value" and isinstance(value, int) and not isinstance(value, bool)
+        in_code_points = counted and value - lines in allowed
+        in_utf16 = counted and not in_code_points and value - utf16 in allowed
         detail = ""
-        utf16 = sum(_utf16_units(record_line(message)) for message in history)
-        if fits:
+        if in_code_points or in_utf16:
             pass
-        elif got[0] == "value" and utf16 != lines and value - utf16 in allowed:
-            detail = w.counted_utf16_units(value, lines)
         elif got[0] == "value" and count > 1 and value - lines == 2 * count:
             detail = w.two_per_message(value, lines + count)
         else:
             detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
-        if fits and count > 1:
-            notes.append(
-                f"{name}（{count} 条消息）：你的分隔开销是{_separator_note(count, value - lines)}；"
-                f"本包是每条一个换行，估算值正好等于会话文件的字符数"
-            )
-        results.append(CheckResult(name, fits, detail))
+        if in_utf16:
+            notes.append(f"{name}：{w.counted_utf16_units(value, expected[1])}")
+        if (in_code_points or in_utf16) and count > 1:
+            overhead = value - (lines if in_code_points else utf16)
+            notes.append(f"{name}（{count} 条消息）：{_separator_note(count, overhead)}")
+        results.append(CheckResult(name, in_code_points or in_utf16, detail))
     return CheckReport(w.estimate_title, tuple(results), tuple(notes))
-
-
-def _utf16_units(text: str) -> int:
-    """`text.length` in JavaScript: UTF-16 code units (an emoji outside the BMP is two)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def check_trim_context(
@@ -877,8 +968,9 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
         return CheckReport(title, (CheckResult(question, False, w.budget_not_positive),))
     try:
         requests = watched_first_run(max_chars)
-    except ContextBudgetError as err:
-        return CheckReport(title, (CheckResult(question, False, str(err)),))
+    except ContextBudgetError as err:  # the chapter's phrase, and beside it its 释义
+        refused = w.run_refused(_shown_value(("error", f"{type(err).__name__}: {err}")))
+        return CheckReport(title, (CheckResult(question, False, refused),))
     third = requests[2]
     kept = len(third.sent) == len(third.disk)  # message 0, the question, is the oldest
     results = [CheckResult(question, kept, "" if kept else w.question_dropped)]

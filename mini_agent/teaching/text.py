@@ -189,6 +189,10 @@ class Words:
         return f"{self.request(number)}仍然带着用户的提问（#0 user）"
 
     budget_not_positive: str = "预算应当是正整数（int，至少 1）"
+
+    def run_refused(self, error: str) -> str:
+        return f"run_agent 没有跑完：裁剪时抛出了 {error}"
+
     question_dropped: str = "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
     smallest_budget: str = "这是做得到这一点的最小预算"
 
@@ -212,14 +216,31 @@ class Words:
         "（先写磁盘、成功后再进内存，就不会这样）"
     )
 
-    # --- 05 练习一: what the estimate counts ----------------------------------------------
-    estimate_title: str = "estimate_context_chars（数的是 Python 的字符，即 Unicode 码点）"
-
-    def counted_utf16_units(self, got: int, lines: int) -> str:
+    # --- 04 练习: the units ----------------------------------------------------------------
+    def units_not_lists(self, outer: bool, inner: bool) -> str:
+        where = "外层和每个单元都" if outer and inner else "外层" if outer else "单元"
+        later = "；05 里还要写 unit + kept，tuple 和 list 不能相加" if inner else ""
         return (
-            f"你数的是 UTF-16 码元（JavaScript 的 .length），得到 {got}：这个练习和本包一样数 Python 的"
-            f"字符（码点，len(str)），😀 算 1 个，各条 JSON 一共 {lines} 个字符。本章的 TypeScript 里"
-            " 😀 算 2 个；两种数法都不是 token，本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
+            f"消息和分组都对了，但{where}是 tuple，应当是 list：本章的 Message[][] 是数组的数组，"
+            f"本包返回 list 套 list{later}"
+        )
+
+    # --- 02 练习: the on-disk line ------------------------------------------------------------
+    def only_key_order(self, theirs: Sequence[str], ours: Sequence[str]) -> str:
+        return (
+            f"内容相同，键的顺序不同：你写的是 {'、'.join(theirs)}，本包写的是 {'、'.join(ours)}。"
+            "本章省略了消息的字面量（return { ... }），键的顺序是本包的推断（role、content，然后是"
+            "这个 role 自己的字段；调用里是 id、name、input）；练习要的是和本包写出的会话文件一字不差的一行"
+        )
+
+    # --- 05 练习一: what the estimate counts ----------------------------------------------
+    estimate_title: str = "estimate_context_chars（字符按码点数或按 UTF-16 码元数，都算对）"
+
+    def counted_utf16_units(self, got: int, kit: int) -> str:
+        return (
+            f"你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 {got}；"
+            f"本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，得到 {kit}。两种都算对，也都不是"
+            " token；本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
         )
 
     def separator_choices(self, lines: int, readings: dict[int, str]) -> str:
