@@ -479,22 +479,15 @@ def kernel_head_start(out: Path) -> str:
             f"[site] the kernel's worker calls loadPyodide {len(calls)} times where the kit"
             " expected one (a new jupyterlite-pyodide-kernel?): see kernel_head_start"
         )
-    config = json.loads((out / "jupyter-lite.json").read_text(encoding="utf-8"))
-    kernel = config["jupyter-config-data"]["litePluginSettings"][
-        "@jupyterlite/pyodide-kernel-extension:kernel"
-    ]
-    pyodide_url = kernel["pyodideUrl"]  # what the kernel extension gives loadPyodide, in order
-    options = {
-        "indexURL": pyodide_url[: pyodide_url.rindex("/") + 1],
-        **kernel["loadPyodideOptions"],
-    }
-    imports = "\n".join(f"import {module}" for module in CONFIG["kernel_warm_imports"])
+    options = kernel_options(out)
+    imports = warm_imports()
     depth = len(worker.relative_to(out).parts) - 1
     prelude = (
         f"const KIT_ROOT = {json.dumps('../' * depth)};\n"
         f"const KIT_OPTIONS = {json.dumps(options)};\n"
         f"const KIT_IMPORTS = {json.dumps(imports)};\n"
         f"const KIT_SNAPSHOT = {json.dumps(SNAPSHOT)};\n"
+        + (HERE / "snapshot_restore.js").read_text(encoding="utf-8")
         + (HERE / "kernel_early_worker.js").read_text(encoding="utf-8")
     )
     patched = LOAD_PYODIDE.sub(r"this._pyodide=await globalThis.__kitPyodide(\1,{indexURL:", code)
@@ -519,12 +512,29 @@ def kernel_head_start(out: Path) -> str:
     return where
 
 
-def kernel_snapshot(out: Path) -> dict[str, int]:
-    """A memory snapshot of the site's Pyodide once Python is up (make_snapshot.mjs says why
-    no package is in it), for every kernel's worker to start from. Returns its sizes."""
-    report = run("node", HERE / "make_snapshot.mjs", out, SNAPSHOT)
-    sizes: dict[str, int] = json.loads(report.strip().splitlines()[-1])
-    return sizes
+def kernel_options(out: Path) -> dict[str, Any]:
+    """The options the site's kernel extension gives loadPyodide (URLs relative to the site)."""
+    config = json.loads((out / "jupyter-lite.json").read_text(encoding="utf-8"))
+    kernel = config["jupyter-config-data"]["litePluginSettings"][
+        "@jupyterlite/pyodide-kernel-extension:kernel"
+    ]
+    pyodide_url = kernel["pyodideUrl"]  # what the kernel extension gives loadPyodide, in order
+    return {"indexURL": pyodide_url[: pyodide_url.rindex("/") + 1], **kernel["loadPyodideOptions"]}
+
+
+def warm_imports() -> str:
+    """What a kernel's worker imports before the kernel takes it (kernel_early_worker.js)."""
+    return "\n".join(f"import {module}" for module in CONFIG["kernel_warm_imports"])
+
+
+def kernel_snapshot(out: Path) -> dict[str, Any]:
+    """A memory snapshot of the site's Pyodide with the kernel's packages loaded and its first
+    imports done (make_snapshot.mjs), for every kernel's worker to start from. Returns its
+    sizes and the JavaScript objects Python holds in it, by name."""
+    options = json.dumps(kernel_options(out))
+    report = run("node", HERE / "make_snapshot.mjs", out, SNAPSHOT, options, warm_imports())
+    made: dict[str, Any] = json.loads(report.strip().splitlines()[-1])
+    return made
 
 
 def text_files(out: Path) -> list[Path]:
@@ -646,7 +656,7 @@ def build(out: Path) -> None:
     log(f"notebooks left out: {left_out or 'none'}")
     log(
         f"kernel snapshot: {snapshot['bytes'] / 2**20:.1f} MB of memory, "
-        f"{snapshot['gzipped'] / 2**20:.1f} MB gzipped"
+        f"{snapshot['gzipped'] / 2**20:.1f} MB gzipped; Python holds {snapshot['held']}"
     )
     log(
         f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {size / 2**20:.1f} MB on disk"

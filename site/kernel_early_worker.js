@@ -11,10 +11,10 @@
 // from the snapshot) and which the kernel took ("warm" or "cold").
 //
 // This Pyodide starts from the site's memory snapshot (KIT_SNAPSHOT, made by the build with
-// make_snapshot.mjs): Python already initialised, which is most of a start's seconds. Where the
-// snapshot cannot be had (no DecompressionStream, a failed fetch, another Pyodide's snapshot)
-// it starts the ordinary way. Every restored Python has the same state, so `random` is
-// seeded afresh from os.urandom; the hash seed (PYTHONHASHSEED) stays the build's.
+// make_snapshot.mjs; restored by snapshot_restore.js): Python initialised and the kernel's
+// first imports done, which were most of a start's seconds. Where the snapshot cannot be had
+// (no DecompressionStream, a failed fetch, another Pyodide's snapshot) it starts the ordinary
+// way.
 const kitEarly = (() => {
   const root = new URL(KIT_ROOT, self.location.href);
   const options = {};
@@ -33,21 +33,26 @@ const kitEarly = (() => {
     const unpacked = bytes.stream().pipeThrough(new DecompressionStream("gzip"));
     return new Uint8Array(await new Response(unpacked).arrayBuffer());
   };
+  const restore = async (loadPyodide) => {
+    const { default: createModule } = await import(options.indexURL + "pyodide.asm.mjs");
+    return kitRestore(loadPyodide, createModule, snapshot(), options); // snapshot_restore.js
+  };
   const pyodide = (async () => {
     const { loadPyodide } = await import(options.indexURL + "pyodide.mjs");
     let loaded = null;
     if (typeof DecompressionStream === "function") {
       try {
-        loaded = await loadPyodide({ ...options, _loadSnapshot: snapshot() });
-        await loaded.runPythonAsync("import random\nrandom.seed()");
+        loaded = await restore(loadPyodide);
       } catch (error) {
         console.warn("the kernel's snapshot was not used:", error);
         loaded = null;
       }
     }
     const restored = loaded !== null;
-    loaded ??= await loadPyodide(options);
-    await loaded.runPythonAsync(KIT_IMPORTS);
+    if (!restored) {
+      loaded = await loadPyodide(options);
+      await loaded.runPythonAsync(KIT_IMPORTS);
+    }
     self.postMessage({ _kitKernel: "loaded", restored });
     return loaded;
   })();
