@@ -20,6 +20,7 @@ import functools
 import http.server
 import os
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext, sync_playwright
+
+# CPU per thread comes from Linux's /proc (and Debian's Chromium): the rest is Linux only
+assert sys.platform == "linux", "bench.site_kernel measures on Linux"
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
