@@ -450,12 +450,21 @@ def wine_prefix(name: str) -> None:
     shim = hashlib.sha256(SHIM_SOURCE.read_bytes()).hexdigest()
     if ready.exists() and ready.read_text(encoding="utf-8") == shim:
         return
-    shutil.rmtree(prefix, ignore_errors=True)
-    say(f"创建 Wine 前缀 {name}（wineboot --init，约 10 秒）")
-    code, _ = wine(["wineboot", "--init"], cwd=ROOT, echo=False, prefix=name)
     system32 = prefix / "drive_c" / "windows" / "system32"
-    if code != 0 or not system32.is_dir():
-        sys.exit(f"kit: wineboot --init 失败（退出码 {code}）")
+    # A first wineboot on a busy machine can fail and succeed when run again (seen once: exit 53
+    # while four test parts shared two cores): a second try, from an empty prefix, with the Wine
+    # server of the first one stopped; its output shown if that fails too.
+    for attempt in (1, 2):
+        shutil.rmtree(prefix, ignore_errors=True)
+        say(f"创建 Wine 前缀 {name}（wineboot --init，约 10 秒）")
+        code, output = wine(["wineboot", "--init"], cwd=ROOT, echo=False, prefix=name)
+        if code == 0 and system32.is_dir():
+            break
+        subprocess.run(["wineserver", "-k"], env=wine_environment(name), check=False)
+        if attempt == 2:
+            print(output.decode("gbk", errors="replace")[-2000:], flush=True)
+            sys.exit(f"kit: wineboot --init 失败（退出码 {code}）")
+        say(f"wineboot --init 失败（退出码 {code}），再试一次")
     # Work-around 4: Wine 8.0 has no bcryptprimitives.dll, from which every Rust >= 1.78
     # binary takes ProcessPrng (ruff, rpds-py, pydantic-core... exit 0xC0000135): a 12 KB
     # stand-in over BCryptGenRandom, built with mingw-w64, goes into system32.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -310,6 +311,36 @@ def test_the_windows_clone_holds_the_checkouts_files_and_drops_removed_ones(
             assert (clone / name).read_bytes() == (ROOT / name).read_bytes(), name
     assert not (clone / "gone.py").exists()
     assert not (clone / ".venv-dev").exists() and not (clone / ".git").exists()
+
+
+@platforms.posix_only("the windows part runs Wine on Linux")
+def test_a_wine_prefix_that_fails_to_boot_once_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """wineboot failed once on a busy machine and worked when run again: kit.py tries twice.
+    A stand-in `wine` fails its first boot (exit 53, like the one seen) and makes the prefix's
+    system32 on the second; the shim DLL is then built by the real mingw-w64 when it is there."""
+    if shutil.which("x86_64-w64-mingw32-gcc") is None:
+        pytest.skip("mingw-w64 builds the prefix's DLL: python kit.py system installs it")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "wine").write_text(
+        "#!/bin/sh\n"
+        'count="$WINEPREFIX.boots"; echo x >> "$count"\n'
+        'if [ "$(wc -l < "$count")" -eq 1 ]; then echo first boot fails; exit 53; fi\n'
+        'mkdir -p "$WINEPREFIX/drive_c/windows/system32"\n',
+        encoding="utf-8",
+    )
+    (tools / "wineserver").write_text('#!/bin/sh\necho "$@" >> "$WINEPREFIX.stopped"\n', "utf-8")
+    for tool in tools.iterdir():
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(kit, "WINDOWS_CACHE", tmp_path)
+    kit.wine_prefix("prefix")
+    system32 = tmp_path / "prefix" / "drive_c" / "windows" / "system32"
+    assert (system32 / "bcryptprimitives.dll").is_file()
+    assert (tmp_path / "prefix.boots").read_text().count("x") == 2
+    assert (tmp_path / "prefix.stopped").read_text().split() == ["-k"]  # the first one's server
 
 
 def test_a_windows_clone_keeps_lf_line_ends() -> None:
