@@ -24,6 +24,7 @@ from mini_agent import (
 from mini_agent.chapter import session as chapter_session
 from mini_agent.messages import record_line
 from mini_agent.teaching.exercises import (
+    _LONE_CR,
     CALLS_CASES,
     DISCRIMINATION_CASES,
     LOAD_CASES,
@@ -298,6 +299,30 @@ def test_a_truthy_check_of_id_and_name_fails_exactly_the_empty_string_rows() -> 
     ]
 
 
+def test_a_parser_that_checks_no_field_and_catches_every_exception_fails() -> None:
+    # the constructors refuse a wrong type, so only the rows they cannot see catch this answer:
+    # an empty object or string iterates like an empty list of calls
+    def no_checks(item: Any) -> Message | None:
+        try:
+            role = item["role"]
+            if role == "user":
+                return UserMessage(item["content"])
+            if role == "assistant":
+                tool_calls = [ToolCall(c["id"], c["name"], c["input"]) for c in item["toolCalls"]]
+                return AssistantMessage(item["content"], tool_calls)
+            if role == "tool":
+                return ToolMessage(item["toolCallId"], item["content"], item["isError"])
+        except Exception:
+            return None
+        return None
+
+    names = failed(check_parse_session_message(no_checks))
+    assert [name.split("  (")[1] for name in names] == [
+        "toolCalls 是空对象，不是数组)",
+        "toolCalls 是空字符串，不是数组)",
+    ]
+
+
 @pytest.mark.parametrize("mistake", PARSER_MISTAKES)
 def test_every_plausible_wrong_parser_fails(mistake: str) -> None:
     report = check_parse_session_message(lambda value: reader_parse(value, mistake))
@@ -510,7 +535,10 @@ def test_a_record_line_that_writes_nan_is_told_any_exception_will_do() -> None:
 def reader_load(path: Path, mistake: str = "") -> list[Message]:
     """A reader's load_session: physical lines, blank lines skipped, the chapter's phrases."""
     try:
-        text = path.read_text(encoding="utf-8")
+        if mistake == "read_text":  # universal newlines: a lone \r becomes \n
+            text = path.read_text(encoding="utf-8")
+        else:
+            text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         if mistake == "missing file raises":
             raise
@@ -528,6 +556,7 @@ def reader_load(path: Path, mistake: str = "") -> list[Message]:
             continue
         if mistake == "logical line numbers":  # the chapter's split("\n").filter(Boolean)
             number = sum(1 for earlier in lines[:number] if earlier)
+        logical = sum(1 for earlier in lines[:number] if earlier)
         if mistake == "zero-based":
             number -= 1
         try:
@@ -541,6 +570,8 @@ def reader_load(path: Path, mistake: str = "") -> list[Message]:
             if mistake == "bad lines skipped":
                 continue
             phrase = "JSON" if mistake == "one phrase for both" else "record"
+            if mistake == "record errors count non-blank lines":
+                number = logical
             raise ValueError(f"invalid session {phrase} at line {number}")
         messages.append(message)
     return messages
@@ -562,13 +593,15 @@ LOAD_MISTAKES = [
     "zero-based",
     "bad lines skipped",
     "one phrase for both",
+    "read_text",
+    "record errors count non-blank lines",
 ]
 
 
 def test_the_packages_loader_and_a_faithful_reader_pass_every_case() -> None:
     report = check_load_session(load_session)
     assert report.ok
-    assert len(report.results) == len(LOAD_CASES) + 1
+    assert len(report.results) == len(LOAD_CASES) + 2  # the directory, one numbering
     assert check_load_session(reader_load).ok
 
 
@@ -584,13 +617,18 @@ VERDICTS = {
     "logical line numbers": [],
     "missing file raises": ["文件不存在：[]"],
     "every OS error is []": ["路径是目录：操作系统错误照常抛出"],
-    "splitlines": ["内容里有原样的 U+2028：只按 \\n 分行"],
+    "splitlines": ["内容里有原样的 U+2028：只按 \\n 分行", _LONE_CR],
+    "read_text": [_LONE_CR],
+    "record errors count non-blank lines": [
+        "两种坏行的行号用同一种数法：都数物理行，或者都照本章数非空行"
+    ],
     "strip": ["只有空格的一行不算空行"],
     "zero-based": [
         *BAD_SECOND_LINES,
         "坏的第 2 行不会被跳过，即使后面还有好行",
         "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
         "只有空格的一行不算空行",
+        _LONE_CR,
     ],
     "bad lines skipped": [
         *BAD_SECOND_LINES,
@@ -598,6 +636,7 @@ VERDICTS = {
         "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
         "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
         "只有空格的一行不算空行",
+        _LONE_CR,
     ],
     "one phrase for both": [
         *BAD_SECOND_LINES[1:],
@@ -609,6 +648,26 @@ VERDICTS = {
 @pytest.mark.parametrize("mistake", VERDICTS, ids=lambda mistake: mistake or "faithful")
 def test_each_loader_fails_the_same_cases_on_every_system(mistake: str) -> None:
     assert failed(check_load_session(lambda path: reader_load(path, mistake))) == VERDICTS[mistake]
+
+
+def test_a_loader_that_reads_text_mode_is_told_about_the_lone_carriage_return() -> None:
+    report = check_load_session(lambda path: reader_load(path, "read_text"))
+    (detail,) = [r.detail for r in report.results if not r.passed]
+    assert detail.startswith(
+        "应当抛出以 'invalid session JSON at line 1' 开头的错误（释义：第 1 行不是合法的 JSON），"
+        "但实际返回了 [UserMessage(content='hi'), UserMessage(content='hi')]：Path.read_text"
+    )
+    assert "read_bytes().decode" in detail
+
+
+def test_physical_lines_for_one_error_and_non_blank_lines_for_the_other_fail() -> None:
+    report = check_load_session(
+        lambda path: reader_load(path, "record errors count non-blank lines")
+    )
+    (result,) = [r for r in report.results if not r.passed]
+    assert "两种数法" in result.detail
+    # each numbering on its own passes both blank-line cases
+    assert check_load_session(lambda path: reader_load(path, "logical line numbers")).ok
 
 
 def test_the_chapters_line_count_passes() -> None:

@@ -42,6 +42,7 @@ from mini_agent.teaching.exercises import (
     smallest_budget_keeping_question,
 )
 from mini_agent.teaching.samples import chapter_picture
+from mini_agent.teaching.text import words
 
 Units = list[list[Message]]
 
@@ -403,7 +404,7 @@ def test_a_message_that_cannot_be_serialized_is_named_by_its_index() -> None:
 
 UTF16_NOTE = (
     f"{EMOJI_CASE}：你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 39；"
-    "本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，得到 35。两种都算对，也都不是 token；"
+    "本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，同样的分隔开销下得到 35。两种都算对，也都不是 token；"
     "本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
 )
 
@@ -422,7 +423,11 @@ def test_code_points_and_utf16_units_both_pass_and_utf16_gets_a_note() -> None:
 def test_utf16_units_pass_with_any_of_the_chapters_separators() -> None:
     between = indexed(utf16_length)  # one separator between messages, in UTF-16 units
     report = check_estimate_context_chars(lambda ms: max(between(ms) + len(ms) - 1, 0))
-    assert report.ok and UTF16_NOTE.replace("得到 39", "得到 38") in report.notes
+    # the two counts compared with the same separators: 4 emoji, 4 characters apart
+    assert (
+        report.ok
+        and UTF16_NOTE.replace("得到 39", "得到 38").replace("得到 35", "得到 34") in report.notes
+    )
 
 
 def test_utf16_units_without_a_separator_still_fail() -> None:
@@ -580,16 +585,27 @@ def test_a_budget_above_the_least_fails_only_when_the_least_is_asked_for() -> No
     assert report.results[1].detail == "还有更小的预算也做得到"
 
 
-def test_a_wrong_budget_lists_the_characters_on_disk_and_sent_as_a_right_one_does() -> None:
+def test_a_wrong_budget_lists_what_each_request_sent_but_not_the_characters() -> None:
+    # 06 asks the reader to predict the least budget: request 3's characters on disk are it
     report = check_context_max_chars(700)
     assert repr(report).splitlines() == [
         "context_max_chars = 700：1 个用例，通过 0 个",
-        "  第 1 次请求：磁盘上 1 条消息，63 字符；发出 1 条消息，63 字符（预算 700）：发出 #0 到 #0，带着提问",
-        "  第 2 次请求：磁盘上 4 条消息，389 字符；发出 4 条消息，389 字符（预算 700）：发出 #0 到 #3，带着提问",
-        "  第 3 次请求：磁盘上 7 条消息，750 字符；发出 6 条消息，687 字符（预算 700）：发出 #1 到 #6，提问被裁掉",
+        "  第 1 次请求：磁盘上 1 条消息；发出 1 条消息（预算 700）：发出 #0 到 #0，带着提问",
+        "  第 2 次请求：磁盘上 4 条消息；发出 4 条消息（预算 700）：发出 #0 到 #3，带着提问",
+        "  第 3 次请求：磁盘上 7 条消息；发出 6 条消息（预算 700）：发出 #1 到 #6，提问被裁掉",
         "  FAIL 第 3 次请求仍然带着用户的提问（#0 user） — "
-        "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息",
+        "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
+        "（字符数等通过了再列出：先用上面每条消息的字符数自己算一算）",
     ]
+    for budget in (700, 749):
+        for smallest in (False, True):
+            shown = repr(check_context_max_chars(budget, smallest=smallest))
+            assert "750" not in shown.replace(f"= {budget}", ""), (budget, smallest)
+
+
+def test_a_budget_just_below_the_least_says_what_it_cannot_hold() -> None:
+    report = check_context_max_chars(749, smallest=True)
+    assert report.results[1].detail.startswith("这个预算装不下提问连同它后面的全部消息")
 
 
 def test_the_right_budget_lists_the_characters_each_request_sent() -> None:
@@ -643,6 +659,39 @@ def test_a_record_that_adds_the_refused_message_twice_fails() -> None:
                 raise
 
     assert failed(check_record(twice)) == ["写盘失败时把错误抛出去，不吞掉"]
+
+
+def test_a_record_that_rewrites_the_whole_file_fails_the_restart_and_says_why() -> None:
+    # the design table's rejected option: 单文件全量重写 (the file as memory would write it)
+    def rewrites(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+        messages.append(message)
+        if session_path is not None:
+            text = "".join(record_line(earlier) + "\n" for earlier in messages)
+            Path(session_path).write_bytes(text.encode("utf-8"))
+
+    report = check_record(rewrites)
+    assert failed(report) == ["重启续上：从磁盘读回之后接着记录"]
+    assert report.results[1].detail.startswith(
+        "第 1 次 record（user）之后，文件里原有的字节变了（原来中间的一个空行没了）"
+    )
+
+
+def test_a_record_that_appends_twice_shows_both_sides_in_full_or_names_what_they_share() -> None:
+    def twice(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+        messages.append(message)
+        if session_path is not None:
+            append_session(session_path, message)
+            if len(messages) in (1, 4):
+                append_session(session_path, message)
+
+    report = check_record(twice)
+    assert report.results[0].detail == (
+        "第 1 次 record（user）之后，磁盘上应当有 1 条 [#0 user]，实际有 2 条 [#0 user, #1 user]"
+    )
+    assert words().record_differs(4, "tool c2", "磁盘上", ["a", "b", "c", "d"], list("abcdd")) == (
+        "第 4 次 record（tool c2）之后，磁盘上应当有 4 条 [#0 到 #3 两边相同]，"
+        "实际有 5 条 [#0 到 #3 两边相同, #4 d]"
+    )
 
 
 @pytest.mark.parametrize("name", [name for name, _ in buggy.WRONG_RECORDS])

@@ -374,6 +374,43 @@ def test_every_link_into_the_appendix_finds_its_anchor() -> None:
             assert anchor in anchors, f"{page.name} links {APPENDIX}#{anchor}"
 
 
+# `kit.py lab` serves notebooks/ only: a relative link that leaves it is a 404 in JupyterLab.
+LINK = re.compile(r"\]\(([^)\s]+)\)|href=[\"']([^\"']+)[\"']")
+
+
+def links_leaving_notebooks(text: str) -> list[str]:
+    """The relative link targets in markdown or HTML `text` that resolve outside notebooks/."""
+    folder = (ROOT / "notebooks").resolve()
+    leaving = []
+    for match in LINK.finditer(text):
+        target = (match.group(1) or match.group(2)).split("#", 1)[0]
+        if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("/"):
+            continue  # an anchor in the same page, a URL (https:, mailto:) or a site path
+        if not (folder / target).resolve().is_relative_to(folder):
+            leaving.append(target)
+    return leaving
+
+
+def test_links_leaving_notebooks_are_found() -> None:
+    text = "见 [架构](../docs/ARCHITECTURE.md)、[附录](07a_beyond_the_chapter.ipynb#lock)、<a href='../README.md'>"
+    assert links_leaving_notebooks(text) == ["../docs/ARCHITECTURE.md", "../README.md"]
+    assert links_leaving_notebooks("[站点](https://example.com/a/../b) [本节](#lock)") == []
+
+
+@pytest.mark.parametrize(
+    "path", [*NOTEBOOKS, ROOT / "notebooks" / "cheatsheet.md"], ids=lambda p: p.name
+)
+def test_no_notebook_links_outside_the_notebooks_folder(path: Path) -> None:
+    if path.suffix == ".md":
+        texts = [path.read_text(encoding="utf-8")]
+    else:
+        texts = ["".join(c["source"]) for c in load(path)["cells"] if c["cell_type"] == "markdown"]
+    leaving = [target for text in texts for target in links_leaving_notebooks(text)]
+    assert leaving == [], (
+        f"{path.name}: say 仓库里的 `…` as plain text instead of linking {leaving}"
+    )
+
+
 # The chapter is the book's text, not part of the kit: quotes are checked where it is present.
 CHAPTER_TEXT = Path(os.environ.get("CHAPTER_34_TEXT", "/work/shared/seed/chapter-34-session.txt"))
 

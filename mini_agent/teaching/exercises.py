@@ -289,6 +289,9 @@ CALLS_CASES: tuple[tuple[str, str], ...] = (
     ("某一项是数组", '[["a","read",{}]]'),
     ("第二项不合格", '[{"id":"a","name":"read","input":{}},{"id":"b","name":"read"}]'),
     ("toolCalls 不是数组", '{"id":"a","name":"read","input":{}}'),
+    # an empty object or string iterates like an empty list: only a type check refuses them
+    ("toolCalls 是空对象，不是数组", "{}"),
+    ("toolCalls 是空字符串，不是数组", '""'),
     (
         "只查结构，不查含义",
         '[{"id":"a","name":"no_such_tool","input":1},{"id":"a","name":"no_such_tool","input":2}]',
@@ -454,6 +457,12 @@ _USER = '{"role":"user","content":"hi"}'
 _ASSISTANT = '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"read","input":{"path":"a.txt"}}]}'
 _TOOL = '{"role":"tool","content":"a 的内容","toolCallId":"a","isError":false}'
 
+_LONE_CR = "两条记录之间只有一个 \\r：不是换行，第 1 行不是合法的 JSON"
+_BLANK_THEN_BAD = (  # where the two numberings differ: the kit's physical line, the chapter's
+    "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
+    "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
+)
+
 LOAD_CASES: tuple[tuple[str, str | None], ...] = (
     ("文件不存在：[]", None),
     ("空文件：[]", ""),
@@ -469,13 +478,11 @@ LOAD_CASES: tuple[tuple[str, str | None], ...] = (
     ("第 2 行 role 未知", f'{_USER}\n{{"role":"nope","content":"x"}}\n'),
     ("第 2 行是 JSON，但不是对象", f"{_USER}\n[1,2]\n"),
     ("坏的第 2 行不会被跳过，即使后面还有好行", f"{_USER}\n{{\n{_USER}\n"),
-    ("空行之后的坏行：物理行 4，或照本章数非空行：第 2 行", f"{_USER}\n\n\n[1,\n"),
-    (
-        "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
-        f'{_USER}\n\n{{"role":"nope","content":"x"}}\n',
-    ),
+    (_BLANK_THEN_BAD[0], f"{_USER}\n\n\n[1,\n"),
+    (_BLANK_THEN_BAD[1], f'{_USER}\n\n{{"role":"nope","content":"x"}}\n'),
     ("只有空格的一行不算空行", f"{_USER}\n   \n"),
     ("内容里有原样的 U+2028：只按 \\n 分行", f'{{"role":"user","content":"a\u2028b"}}\n{_USER}\n'),
+    (_LONE_CR, f"{_USER}\r{_USER}\n"),
 )
 """(case name, file text, or `None` for a file that does not exist)."""
 
@@ -536,6 +543,7 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             _same_load,
             _load_expectation,
         )
+        numbering = _one_numbering(fn, [args for name, args in cases if name in _BLANK_THEN_BAD])
     # the folder as printed and inside a repr (where Windows' backslashes are doubled)
     hidden = [str(root) + os.sep, str(root)]
     hidden = [*(repr(text)[1:-1] for text in hidden), *hidden]
@@ -544,8 +552,28 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         detail = result.detail
         for text in hidden:
             detail = detail.replace(text, "")
+        if result.name == _LONE_CR and not result.passed:
+            detail += f"：{words().lone_carriage_return}"
         results.append(CheckResult(result.name, result.passed, detail))
-    return CheckReport(report.title, tuple(results))
+    return CheckReport(report.title, (*results, numbering))
+
+
+def _one_numbering(fn: Callable[[Any], Any], cases: Sequence[tuple[Any, ...]]) -> CheckResult:
+    """The case that each passing answer to the blank-line cases numbers lines one way: the
+    kit's physical lines for both errors, or the chapter's non-blank lines for both."""
+    ways = []
+    for args in cases:
+        got = outcome_of(fn, *args)
+        ways.append(
+            {
+                way
+                for way, right in (("kit", load_session), ("chapter", chapter_session.load_session))
+                if _same_load(outcome_of(right, *args), got)
+            }
+        )
+    # an answer wrong in one of the cases already fails it: this case judges only the mix
+    mixed = all(ways) and not set.intersection(*ways)
+    return CheckResult(words().one_numbering, not mixed, words().mixed_numbering if mixed else "")
 
 
 # --- notebooks 04-05 ---------------------------------------------------------------------------
@@ -862,7 +890,8 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         else:
             detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
         if in_utf16:
-            notes.append(f"{name}：{w.counted_utf16_units(value, expected[1])}")
+            # like with like: the reader's separators, counted in code points
+            notes.append(f"{name}：{w.counted_utf16_units(value, value - (utf16 - lines))}")
         if (in_code_points or in_utf16) and count > 1:
             overhead = value - (lines if in_code_points else utf16)
             notes.append(f"{name}（{count} 条消息）：{_separator_note(count, overhead)}")
@@ -979,11 +1008,15 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
         results.append(
             CheckResult(w.smallest_budget, max_chars == least, w.budget_vs_least(max_chars, least))
         )
-    # each request in characters too, passed or not: what was on disk beside what was sent
+    # each request: what was on disk beside what was sent; in characters only once request 3
+    # keeps the question (before that, request 3's characters on disk are the answer)
     notes = []
     for number, request in enumerate(requests, start=1):
         disk, sent = request.disk, request.sent
-        line = request_line(number, disk, sent, max_chars)
+        if kept:
+            line = request_line(number, disk, sent, max_chars)
+        else:
+            line = w.request_counts(number, len(disk), len(sent), max_chars)
         notes.append(line + w.sent_span(len(disk) - len(sent), len(disk)))
     return CheckReport(title, tuple(results), tuple(notes))
 
@@ -1059,9 +1092,14 @@ def _replay(
     start = list(memory)
     for count, message in enumerate(messages, start=1):
         expected = [*start, *messages[:count]]
+        before = path.read_bytes() if path is not None and path.exists() else b""
         kind, value = outcome_of(record, memory, path, message)
         if kind == "error":
             return CheckResult(name, False, w.record_raised(count, label(message), str(value)))
+        if path is not None and not (path.read_bytes() if path.exists() else b"").startswith(
+            before
+        ):
+            return CheckResult(name, False, w.record_rewrote(count, label(message)))
         for where, state in ((w.memory, memory), (w.disk, _disk(path))):
             if state is not None and state != expected:
                 tags = _tags(expected), _tags(state)
@@ -1074,7 +1112,11 @@ def _replay(
 def _replay_restart(
     record: Record, path: Path, first: Sequence[Message], restarted: Sequence[Message]
 ) -> CheckResult:
-    for message in first:
+    # a blank line the loader skips: a record() that rewrites the file from memory drops it
+    for number, message in enumerate(first):
+        if number == 1:
+            with path.open("ab") as file:
+                file.write(b"\n")
         append_session(path, message)
     return _replay(words().record_case_restart, record, load_session(path), path, restarted)
 

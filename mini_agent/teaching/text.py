@@ -144,6 +144,11 @@ class Words:
             f"发出 {self.messages_chars(sent, sent_chars)}{limit}"
         )
 
+    def request_counts(self, number: int, disk: int, sent: int, budget: int) -> str:
+        """`request_line` without the characters (06's exercise before it passes: the totals
+        would be the answer)."""
+        return f"{self.request(number)}：磁盘上 {disk} 条消息；发出 {sent} 条消息（{self.budget(budget)}）"
+
     def frame_head(self, title: str, lines: int) -> str:
         return f"{title}：session.jsonl 有 {self.lines(lines)}"
 
@@ -184,6 +189,18 @@ class Words:
     def should_raise_message(self, message: str, meaning: str | None = None) -> str:
         return f"应当抛出消息为 '{message}' 的错误" + (f"（释义：{meaning}）" if meaning else "")
 
+    # --- 03 练习: load_session ---------------------------------------------------------------
+    lone_carriage_return: str = (
+        "Path.read_text（和文本模式的 open）默认把单独的 \\r 换成 \\n，splitlines() 也在 \\r 处断行；"
+        '本章的 readFile 原样读出文本，split("\\n") 只在 \\n 处断，这一行里的两条记录连在一起，不是 JSON。'
+        '用 Path(path).read_bytes().decode("utf-8") 读'
+    )
+    one_numbering: str = "两种坏行的行号用同一种数法：都数物理行，或者都照本章数非空行"
+    mixed_numbering: str = (
+        "不是 JSON 的行和判别不通过的行，你用了两种数法（一种数物理行，一种数非空行）："
+        "同一个文件报出的“第 N 行”要能按同一种数法找到，两种错误应当一样数"
+    )
+
     # --- 06: choose context_max_chars ---------------------------------------------------------
     def keeps_question(self, number: int) -> str:
         return f"{self.request(number)}仍然带着用户的提问（#0 user）"
@@ -193,7 +210,10 @@ class Words:
     def run_refused(self, error: str) -> str:
         return f"run_agent 没有跑完：裁剪时抛出了 {error}"
 
-    question_dropped: str = "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
+    question_dropped: str = (
+        "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
+        "（字符数等通过了再列出：先用上面每条消息的字符数自己算一算）"
+    )
     smallest_budget: str = "这是做得到这一点的最小预算"
 
     def sent_span(self, first: int, end: int) -> str:
@@ -203,7 +223,11 @@ class Words:
     def budget_vs_least(self, budget: int, least: int) -> str:
         if budget == least:
             return ""
-        return "还有更小的预算也做得到" if budget > least else "这个预算装不下提问"
+        if budget > least:
+            return "还有更小的预算也做得到"
+        return (
+            "这个预算装不下提问连同它后面的全部消息：第 3 次请求要带着提问，就得带上内存里的每一条"
+        )
 
     # --- 07: record() ------------------------------------------------------------------------
     record_case_with_path: str = "有 session_path：每条消息既进内存，也追加到磁盘"
@@ -239,7 +263,7 @@ class Words:
     def counted_utf16_units(self, got: int, kit: int) -> str:
         return (
             f"你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 {got}；"
-            f"本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，得到 {kit}。两种都算对，也都不是"
+            f"本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，同样的分隔开销下得到 {kit}。两种都算对，也都不是"
             " token；本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
         )
 
@@ -295,19 +319,32 @@ class Words:
     def record_differs(
         self, count: int, tag: str, where: str, expected: Sequence[str], got: Sequence[str]
     ) -> str:
-        """After record call `count`, `where` (内存 or 磁盘上) differs: shown from the first
-        message that differs, each as `#index label`."""
+        """After record call `count`, `where` (内存 or 磁盘上) differs: each message as
+        `#index label`; past two, the ones both sides share are one `#0 到 #N 两边相同`."""
         same = 0
         while same < min(len(expected), len(got)) and expected[same] == got[same]:
             same += 1
+        skipped = same if same > 2 else 0
 
         def shown(tags: Sequence[str]) -> str:
-            rest = [f"#{i} {t}" for i, t in enumerate(tags) if i >= same]
-            return "[" + ", ".join((["…"] if same else []) + rest) + "]"
+            rest = [f"#{i} {t}" for i, t in enumerate(tags) if i >= skipped]
+            return (
+                "["
+                + ", ".join(([f"#0 到 #{skipped - 1} 两边相同"] if skipped else []) + rest)
+                + "]"
+            )
 
         return (
             f"第 {count} 次 record（{tag}）之后，{where}应当有 {len(expected)} 条 {shown(expected)}，"
             f"实际有 {len(got)} 条 {shown(got)}"
+        )
+
+    def record_rewrote(self, count: int, tag: str) -> str:
+        return (
+            f"第 {count} 次 record（{tag}）之后，文件里原有的字节变了（原来中间的一个空行没了）："
+            "record 应当只在文件末尾追加一行，不重写整个文件。本章说“一条消息转换为一行 JSON 并追加；"
+            "这避免每轮重写整个历史。”设计表里“单文件全量重写”是被否决的那一种：每轮 O(n) 写放大，"
+            "写到一半中断还会丢掉已有的历史"
         )
 
     memory: str = "内存"
