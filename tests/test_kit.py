@@ -339,8 +339,9 @@ def test_a_wine_prefix_that_fails_to_boot_once_is_made_again(
     kit.wine_prefix("prefix")
     system32 = tmp_path / "prefix" / "drive_c" / "windows" / "system32"
     assert (system32 / "bcryptprimitives.dll").is_file()
-    assert (tmp_path / "prefix.boots").read_text().count("x") == 2
-    assert (tmp_path / "prefix.stopped").read_text().split() == ["-k"]  # the first one's server
+    assert (tmp_path / "prefix.boots").read_text("utf-8").count("x") == 2
+    stopped = (tmp_path / "prefix.stopped").read_text("utf-8").split()
+    assert stopped == ["-k"]  # the first boot's Wine server
 
 
 def test_a_windows_clone_keeps_lf_line_ends() -> None:
