@@ -95,7 +95,7 @@ def test_the_cheat_sheet_says_what_session_calls_hands_back() -> None:
     from mini_agent.session import calls
 
     text = CHEATSHEET.read_text(encoding="utf-8")
-    kit = "`session.calls(value)` 合格时交回调用的 tuple，否则 `None`；空数组得到空元组 `()`，布尔值为假"
+    kit = "`session.calls(value)` 交回 tuple 或 `None`；空数组得空元组 `()`（为假）"
     assert kit in text and "用 `is not None` 判断" in text
     assert "照搬版是 `TypeGuard`，返回 `True`/`False`" in text  # the twin: a row of its own
     assert chapter_session.calls([]) is True and chapter_session.calls({}) is False
