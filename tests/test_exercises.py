@@ -488,7 +488,9 @@ def test_a_report_shows_a_line_as_the_file_holds_it_one_backslash_per_escape() -
     failed_cases = details(check_record_line(WRONG_LINES["ASCII escapes"]))
     assert failed_cases["user，中文原样写出"] == (
         """应当返回 '{"role":"user","content":"记忆续上了"}'，"""
-        """但实际返回了 '{"role":"user","content":"\\u8bb0\\u5fc6\\u7eed\\u4e0a\\u4e86"}'"""
+        """但实际返回了 '{"role":"user","content":"\\u8bb0\\u5fc6\\u7eed\\u4e0a\\u4e86"}'："""
+        "中文或 emoji 被写成了 \\uXXXX：json.dumps 默认 ensure_ascii=True，JSON.stringify 原样写出；"
+        "写 ensure_ascii=False"
     )
     newline = failed_cases["user，内容里的换行仍在同一行"]
     assert newline.startswith("""应当返回 '{"role":"user","content":"第一行\\n第二行"}'""")
@@ -497,7 +499,7 @@ def test_a_report_shows_a_line_as_the_file_holds_it_one_backslash_per_escape() -
 
 def test_a_trailing_newline_is_shown_as_an_escape_on_the_same_line() -> None:
     detail = details(check_record_line(WRONG_LINES["newline included"]))["user"]
-    assert detail.endswith("""但实际返回了 '{"role":"user","content":"hello"}\\n'""")
+    assert """但实际返回了 '{"role":"user","content":"hello"}\\n'：末尾多了换行""" in detail
     assert "\n" not in detail  # one screen line
 
 
@@ -726,3 +728,38 @@ def test_a_load_failure_names_the_phrase_and_line_not_an_exception_type() -> Non
         "应当抛出以 'invalid session JSON at line 2' 开头的错误（释义：第 2 行不是合法的 JSON），"
         "但实际返回了 [UserMessage(content='hi')]"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "note"),
+    [
+        ("newline included", "末尾多了换行：这一行不含 \\n，append_session 写盘时才加上它"),
+        ("spaces after , and :", "多了空格：json.dumps 默认在逗号和冒号后面加空格"),
+        ("pretty-printed", "多了空格"),
+    ],
+)
+def test_the_same_json_written_another_way_says_which_way(name: str, note: str) -> None:
+    # Python's json.dumps defaults are the likely mistakes of a reader who knows JSON.stringify
+    report = details(check_record_line(WRONG_LINES[name]))
+    assert len(report) == len(record_line_cases()) - 1  # all but NaN, refused by either
+    assert all(f"：{note}" in detail for detail in report.values()), report
+
+
+def test_escaped_non_ascii_is_told_to_write_it_as_itself() -> None:
+    escaped = details(check_record_line(dumps_with(ensure_ascii=True)))
+    assert "user" not in escaped and "user，emoji 原样写出" in escaped
+    assert all(
+        detail.endswith(
+            "：中文或 emoji 被写成了 \\uXXXX：json.dumps 默认 ensure_ascii=True，"
+            "JSON.stringify 原样写出；写 ensure_ascii=False"
+        )
+        for detail in escaped.values()
+    ), escaped
+
+
+def test_defaults_of_json_dumps_get_every_note_that_applies_and_a_wrong_value_none() -> None:
+    both = details(check_record_line(dumps_with(ensure_ascii=True, separators=None)))
+    assert "多了空格" in both["user，中文原样写出"] and "\\uXXXX" in both["user，中文原样写出"]
+    assert "：多了空格" in both["user"] and "\\uXXXX" not in both["user"]
+    no_flag = details(check_record_line(WRONG_LINES["isError false left out"]))
+    assert no_flag["tool 结果"].endswith("'")  # other JSON: the two lines say it all

@@ -185,6 +185,19 @@ def test_wrong_units_as_tuples_get_no_note_about_lists() -> None:
     )  # the grouping is wrong: that, not the brackets, is what to fix first
 
 
+def test_the_right_units_newest_first_are_told_the_order_is_reversed() -> None:
+    report = check_context_units(WRONG_UNITS["newest first"])
+    reversed_note = words().units_reversed
+    assert reversed_note.startswith("单元都对，但顺序反了：你返回的是从新到旧")
+    multi = [r for r in report.results if not r.passed]
+    assert multi and all(r.detail.endswith(f"：{reversed_note}") for r in multi)
+    wrong_and_reversed = check_context_units(
+        lambda ms: WRONG_UNITS["one message per unit"](ms)[::-1]
+    )
+    (picture,) = [r for r in wrong_and_reversed.results if r.name == "本章的那张图"]
+    assert not picture.passed and reversed_note not in picture.detail  # wrong units: no note
+
+
 def chapters_units(messages: Sequence[Message]) -> list[list[Message]]:
     """The chapter's double loop as a reader writes it first: a backward search per result."""
     units: list[list[Message]] = []
@@ -555,6 +568,20 @@ def test_any_exception_type_with_the_chapters_phrase_passes() -> None:
             raise ValueError(str(err)) from None
 
     assert check_trim_context(plain_value_error).ok
+
+
+def test_the_right_messages_out_of_order_are_told_to_keep_the_historys_order() -> None:
+    report = check_trim_context(lambda m, n: reader_trim(m, n, "oldest first"))
+    note = words().kept_out_of_order
+    out_of_order = [r for r in report.results if not r.passed]
+    assert [r.name for r in out_of_order] == [
+        "预算装得下全部",
+        "预算恰好等于整段历史",
+        "遇到第一个装不下的单元就停，不跳过",
+    ]
+    assert all(r.detail.endswith(f"：{note}") for r in out_of_order)
+    skipping = check_trim_context(lambda m, n: reader_trim(m, n, "skip what does not fit"))
+    assert not any(note in r.detail for r in skipping.results)  # other messages: no order note
 
 
 def test_a_skipping_trim_fails_the_stop_case() -> None:

@@ -416,28 +416,45 @@ def _other_key_order(ours: Any, theirs: Any) -> tuple[list[str], list[str]] | No
     return None
 
 
-def _only_key_order(expected: Outcome, got: Outcome) -> str:
-    """When the reader's line is the package's with the keys of some object in another order
-    (the same characters, the same JSON), the note that says so; otherwise ""."""
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NO_SPACE = str.maketrans("", "", " \t\r\n")
+
+
+def _line_differences(expected: Outcome, got: Outcome) -> str:
+    """When the reader's line is the package's JSON written another way, what the way is: a
+    newline at the end, spaces between the tokens (`json.dumps`' default separators),
+    `\\uXXXX` for text JavaScript writes as itself (`ensure_ascii`), keys in another order;
+    "" when the JSON itself differs (the FAIL's two lines say how)."""
     if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], str):
         return ""
     line, theirs = expected[1], got[1]
+    w = words()
+    notes = []
+    if theirs.endswith("\n") and not line.endswith("\n"):
+        notes.append(w.line_newline)
+        theirs = theirs.rstrip("\r\n")
     try:
         ours_value, their_value = json.loads(line), json.loads(theirs)
     except ValueError:
-        return ""
-    # dicts compare without their order; the same characters: not escapes, spaces or digits
-    if ours_value != their_value or sorted(line) != sorted(theirs):
-        return ""
+        return "；".join(notes)
+    if ours_value != their_value:  # dicts compare without their order
+        return "；".join(notes)
+    if _JSON_STRING.sub("", theirs) != _JSON_STRING.sub("", theirs).translate(_NO_SPACE):
+        notes.append(w.line_spaces)
+    if theirs.count("\\u") > line.count("\\u"):
+        notes.append(w.line_ascii)
     orders = _other_key_order(ours_value, their_value)
-    return "" if orders is None else words().only_key_order(*orders)
+    if orders is not None:
+        notes.append(w.only_key_order(*orders))
+    return "；".join(notes)
 
 
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
     package's line, or the chapter's `JSON.stringify` (NaN written as null). A line that
     differs only in the order of its keys fails, and says so: the chapter elides the message
-    literals, and the order is the package's inference (02 says so)."""
+    literals, and the order is the package's inference (02 says so). A line that is the same
+    JSON written another way says which way (`_line_differences`)."""
     cases = [(name, (message,)) for name, message in record_line_cases()]
     return run_either(
         "record_line",
@@ -447,7 +464,7 @@ def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
         cases,
         _same_or_both_refused,
         _any_refusal,
-        _only_key_order,
+        _line_differences,
     )
 
 
@@ -713,6 +730,29 @@ def _units_not_lists(expected: Outcome, got: Outcome) -> str:
     return words().units_not_lists(outer, inner) if outer or inner else ""
 
 
+def _units_why(expected: Outcome, got: Outcome) -> str:
+    """What a FAIL of `context_units` adds: the units as tuples (`_units_not_lists`), or the
+    right units newest first (the `unshift` read as `append`)."""
+    if note := _units_not_lists(expected, got):
+        return note
+    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], (list, tuple)):
+        return ""
+    if not all(isinstance(unit, (list, tuple)) for unit in got[1]):
+        return ""
+    theirs, ours = [list(unit) for unit in got[1]], [list(unit) for unit in expected[1]]
+    return words().units_reversed if theirs != ours and theirs[::-1] == ours else ""
+
+
+def _kept_order_why(expected: Outcome, got: Outcome) -> str:
+    """What a FAIL of `trim_context` adds when the kept messages are right but out of order
+    (`kept + unit` for `unit + kept`)."""
+    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], (list, tuple)):
+        return ""
+    theirs, ours = list(got[1]), list(expected[1])
+    same_messages = sorted(map(repr, theirs)) == sorted(map(repr, ours))
+    return words().kept_out_of_order if theirs != ours and same_messages else ""
+
+
 _MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolMessage)
 
 
@@ -746,7 +786,7 @@ def check_context_units(
         cases,
         _same_text,
         _message_expectation,
-        _units_not_lists,
+        _units_why,
     )
     if not linear:
         return report
@@ -937,6 +977,7 @@ def check_trim_context(
         cases,
         _same_text,
         _message_expectation,
+        _kept_order_why,
     )
     if not linear:
         return report

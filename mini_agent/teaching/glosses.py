@@ -59,6 +59,10 @@ PHRASES: tuple[tuple[str, str], ...] = (
     (INVALID_RECORD, "第 {line} 行是 JSON，却不是一条合法的消息"),
 )
 
+_CHECKED_BY_CONSTRUCTORS = (
+    "；本包的消息构造函数会检查类型（本章的对象字面量不查：在 TypeScript 里这会悄悄返回一条坏消息）"
+)
+
 WHOLE: tuple[tuple[str, str], ...] = (
     (re.escape(SMALLEST_UNIT_TOO_BIG), "预算连最新的那个一致单元都装不下"),
     (re.escape(EMPTY_CONTEXT), "裁剪后一个单元也没有（历史为空），上下文不能为空"),
@@ -83,11 +87,11 @@ WHOLE: tuple[tuple[str, str], ...] = (
     # literal does not), so a parser that skips a check meets one of these
     (
         r"(\w+)\.(\w+) must be a str, not (\w+)",
-        r"构造 \1 时，\2 必须是字符串，这里是 \3；本包的消息构造函数会检查类型",
+        r"构造 \1 时，\2 必须是字符串，这里是 \3" + _CHECKED_BY_CONSTRUCTORS,
     ),
     (
         r"(\w+)\.(\w+) must be a bool, not (\w+)",
-        r"构造 \1 时，\2 必须是布尔值，这里是 \3；本包的消息构造函数会检查类型",
+        r"构造 \1 时，\2 必须是布尔值，这里是 \3" + _CHECKED_BY_CONSTRUCTORS,
     ),
     (
         r"AssistantMessage\.tool_calls must be a sequence of ToolCall, not (\w+)",

@@ -37,8 +37,11 @@ class Words:
     def chars(self, count: int) -> str:
         return f"{count} 字符"
 
+    def messages(self, count: int) -> str:
+        return f"{count} 条消息"
+
     def messages_chars(self, count: int, chars: int) -> str:
-        return f"{count} 条消息，{chars} 字符"
+        return f"{self.messages(count)}，{chars} 字符"
 
     def units(self, count: int) -> str:
         return f"{count} 个单元"
@@ -136,18 +139,27 @@ class Words:
         return "不设预算" if budget is None else f"预算 {budget}"
 
     def request_line(
-        self, number: int, disk: int, disk_chars: int, sent: int, sent_chars: int, budget: Budget
+        self,
+        number: int,
+        disk: int,
+        disk_chars: int | None,
+        sent: int,
+        sent_chars: int,
+        budget: Budget,
     ) -> str:
         limit = "" if isinstance(budget, _Unstated) else f"（{self.budget(budget)}）"
-        return (
-            f"{self.request(number)}：磁盘上 {self.messages_chars(disk, disk_chars)}；"
-            f"发出 {self.messages_chars(sent, sent_chars)}{limit}"
+        on_disk = (
+            self.messages(disk) if disk_chars is None else self.messages_chars(disk, disk_chars)
         )
+        return f"{self.request(number)}：磁盘上 {on_disk}；发出 {self.messages_chars(sent, sent_chars)}{limit}"
 
     def request_counts(self, number: int, disk: int, sent: int, budget: int) -> str:
         """`request_line` without the characters (06's exercise before it passes: the totals
         would be the answer)."""
-        return f"{self.request(number)}：磁盘上 {disk} 条消息；发出 {sent} 条消息（{self.budget(budget)}）"
+        return (
+            f"{self.request(number)}：磁盘上 {self.messages(disk)}；"
+            f"发出 {self.messages(sent)}（{self.budget(budget)}）"
+        )
 
     def frame_head(self, title: str, lines: int) -> str:
         return f"{title}：session.jsonl 有 {self.lines(lines)}"
@@ -249,7 +261,26 @@ class Words:
             f"本包返回 list 套 list{later}"
         )
 
+    units_reversed: str = (
+        "单元都对，但顺序反了：你返回的是从新到旧。本章从尾部往回扫，每找到一个单元就 "
+        "units.unshift(...) 插到最前面，所以结果从旧到新；Python 里写 units.insert(0, unit)，"
+        "或者 append 完再 units.reverse()"
+    )
+
+    # --- 05 练习二: the kept messages --------------------------------------------------------
+    kept_out_of_order: str = (
+        "保留的消息都对，但先后顺序不对：发给模型的消息要保持历史里的顺序。本章每装下一个更早的"
+        "单元就 kept.unshift(...unit)，把它放到前面；Python 里写 kept = unit + kept"
+    )
+
     # --- 02 练习: the on-disk line ------------------------------------------------------------
+    line_newline: str = "末尾多了换行：这一行不含 \\n，append_session 写盘时才加上它"
+    line_spaces: str = '多了空格：json.dumps 默认在逗号和冒号后面加空格，JSON.stringify 不加；写 separators=(",", ":")'
+    line_ascii: str = (
+        "中文或 emoji 被写成了 \\uXXXX：json.dumps 默认 ensure_ascii=True，JSON.stringify 原样写出；"
+        "写 ensure_ascii=False"
+    )
+
     def only_key_order(self, theirs: Sequence[str], ours: Sequence[str]) -> str:
         return (
             f"内容相同，键的顺序不同：你写的是 {'、'.join(theirs)}，本包写的是 {'、'.join(ours)}。"
@@ -399,13 +430,16 @@ def request_line(
     disk: Sequence[Message],
     sent: Sequence[Message],
     budget: Budget = UNSTATED,
+    *,
+    disk_chars: bool = True,
 ) -> str:
     """One line: what is on disk beside what request `number` sent — the one printer that the
-    demo, the run stepper, `RunView` and `chat` share."""
+    demo, the run stepper, `RunView` and `chat` share. `disk_chars=False` leaves out the
+    characters on disk (`RunView`: in 06 they would be the answer to the exercise above it)."""
     return words().request_line(
         number,
         len(disk),
-        estimate_context_chars(disk),
+        estimate_context_chars(disk) if disk_chars else None,
         len(sent),
         estimate_context_chars(sent),
         budget,

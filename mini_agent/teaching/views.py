@@ -417,7 +417,10 @@ class RunView:
         w = words()
         head = w.run_summary(len(self.disk), estimate_context_chars(self.disk), len(self.requests))
         rows = [head] + [
-            "  " + request_line(number, self.disk[:end], self.disk[start:end], self.budget)
+            "  "
+            + request_line(
+                number, self.disk[:end], self.disk[start:end], self.budget, disk_chars=False
+            )
             for number, (start, end) in enumerate(self.spans, start=1)
         ]
         return "\n".join(rows)
