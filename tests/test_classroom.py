@@ -317,6 +317,14 @@ def stop_2(stop: Stop) -> None:
     assert line_2.evaluate("n => n.getClientRects()[0].height") > 30, "line 2 wraps"
     status = editor.locator(".mini-agent-status")
     status.evaluate("n => n.scrollIntoView()")  # the top of the explorer at the window's top
+    # the box stays where it is while the message above it changes (95's three steps)
+    frame = editor.locator(".mini-agent-frame")
+    box_top = frame.evaluate("n => n.getBoundingClientRect().top")
+
+    def box_stays() -> None:
+        top = frame.evaluate("n => n.getBoundingClientRect().top")
+        assert abs(top - box_top) <= 1, f"the text box moved from {box_top} to {top}"
+
     # the instructor clicks at the end of line 2 and deletes its `}`
     box = line_2.bounding_box()
     assert box is not None
@@ -327,6 +335,7 @@ def stop_2(stop: Stop) -> None:
     expect(status).to_contain_text("释义：第 2 行不是合法的 JSON")
     assert text.input_value().split("\n")[1] == lines[1][:-1]
     on_screen(status, line_2.locator(".mini-agent-number"))
+    box_stays()
     stop.page.screenshot(path=SCREENSHOTS / "route-03-editor-line-2-projector.png")
     stop.page.keyboard.type("}")
     expect(status).to_contain_text(f"{len(lines) - 1} 条消息")
@@ -342,6 +351,7 @@ def stop_2(stop: Stop) -> None:
         if new == "nope":
             expect(status).to_contain_text("invalid session record at line 1")
             on_screen(status, rows.nth(0).locator(".mini-agent-number"))
+        box_stays()
     assert text.input_value().split("\n") == lines
     # step 3: line 4's "toolCalls" deleted; the long error wraps inside the window
     key = ',"toolCalls":[]'
@@ -360,6 +370,7 @@ def stop_2(stop: Stop) -> None:
     expect(status).to_contain_text("invalid session record at line 4: assistant needs toolCalls")
     expect(status).to_contain_text("释义：第 4 行是 JSON，却不是一条合法的消息")
     on_screen(status, rows.nth(3).locator(".mini-agent-number"))
+    box_stays()
     assert status.evaluate("n => n.scrollWidth - n.clientWidth") <= 1, "the error is clipped"
     stop.page.screenshot(path=SCREENSHOTS / "route-03-editor-line-4-projector.png")
     fits_the_projector(editor)
@@ -650,7 +661,10 @@ def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab, browser: Bro
         # 95: click the slide first (the keys go to the slideshow), then Space: it walks every
         # slide in order (→ skips vertical sub-slides); the route never uses →
         assert "**先在幻灯片正文上点一下**" in route and "**别用 `→`**" in route
-        frame.locator(".reveal .slides section.present").get_by_role("heading").first.click()
+        heading = frame.locator(".reveal .slides section.present").get_by_role("heading").first
+        # reveal.js's white theme writes headings in capitals ("THROW"); the header undoes it
+        assert heading.evaluate("n => getComputedStyle(n).textTransform") == "none"
+        heading.click()
         # the on-screen arrows work too: one slide on and back again
         slide = frame.locator(".reveal .slides section.present:not(.stack)")
         text_of = "n => n.innerText.replaceAll('¶', '')"  # a hovered heading shows its ¶ link

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..visible import visible_html, visible_text
 from .glosses import gloss_line
+from .style import WRAP
 
 
 class NoErrorRaised(AssertionError):
@@ -46,7 +47,7 @@ class ShownError:
 
     def _repr_html_(self) -> str:
         return (
-            "<pre style='color:#b00020;font-weight:bold;white-space:pre-wrap;text-align:left'>"
+            f"<pre style='color:#b00020;font-weight:bold;{WRAP};text-align:left'>"
             f"{visible_html(repr(self))}</pre>"
         )
 

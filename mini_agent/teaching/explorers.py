@@ -32,12 +32,12 @@ from .explorer_logic import (
     scan_position_text,
 )
 from .samples import file_reader, sample_session, sample_session_text
-from .style import CELL, EXPLORER_CLASS, NUMBER_CELL, WIDGET_CSS, page, palette
+from .style import CELL, EXPLORER_CLASS, NUMBER_CELL, WIDGET_CSS, WRAP, page, palette
 from .text import words
 from .trace import ScanStep, label, scan_steps
 from .views import SessionView, TrimView, UnitsView, line_table
 
-_PRE = "white-space:pre-wrap;font-family:monospace;font-size:0.9em;margin:4px 0"
+_PRE = f"{WRAP};font-family:monospace;font-size:0.9em;margin:4px 0"
 
 
 def _pre(text: str, colour: str | None = None) -> str:

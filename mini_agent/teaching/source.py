@@ -18,6 +18,7 @@ from ..chapter import context as chapter_context
 from ..chapter import session as chapter_session
 from ..visible import visible_html, visible_text
 from .book import Excerpt
+from .style import WRAP
 
 Panel = tuple[str, str]  # (title, code)
 
@@ -107,8 +108,8 @@ class SourceView:
         columns = "".join(
             "<div style='min-width:0;text-align:left'>"
             f"<div style='font-weight:bold;margin-bottom:0.3em'>{visible_html(title)}</div>"
-            "<pre style='margin:0;padding:0.5em;border:1px solid #888;white-space:pre-wrap;"
-            f"overflow-wrap:anywhere;text-align:left'>{visible_html(code)}</pre></div>"
+            f"<pre style='margin:0;padding:0.5em;border:1px solid #888;{WRAP};"
+            f"text-align:left'>{visible_html(code)}</pre></div>"
             for title, code in self.panels
         )
         return (

@@ -162,6 +162,8 @@ WIDGET_CSS = f"""<style>
   width: 2.4em; min-width: 2.4em; flex: 0 0 auto; padding: 0; text-overflow: clip;
 }}
 .{EXPLORER_CLASS} .mini-agent-status pre {{ word-break: normal; overflow-wrap: anywhere; }}
+/* SessionEditor: room for an error and its gloss above the box, so it does not move as they come */
+.{EXPLORER_CLASS} .mini-agent-status {{ min-height: calc(4 * 1.31 * 0.9em + 8px); }}
 .{EXPLORER_CLASS} .mini-agent-frame {{
   display: grid; max-height: calc(8 * 1.5em + 12px); overflow-y: auto; overflow-x: hidden;
   border: 1px solid var(--jp-border-color1, #9ca3af); margin: 2px 0;
@@ -189,6 +191,11 @@ WIDGET_CSS = f"""<style>
   color: var(--jp-content-font-color1, #111827);
 }}
 </style>"""
+
+WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere"
+"""Preformatted text that wraps between words, and inside one only when it is longer than the
+line: JupyterLab's output `pre` breaks anywhere (`word-break: break-all`), which split
+`invalid session JSON` mid-word at 150 %."""
 
 CELL = "text-align:left;vertical-align:top;padding:2px 8px"
 NUMBER_CELL = "text-align:right;vertical-align:top;padding:2px 8px"
