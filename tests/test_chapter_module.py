@@ -34,6 +34,7 @@ from mini_agent.session import calls
 from mini_agent.teaching import book, mistakes
 from mini_agent.teaching.errors import NoErrorRaised, show_error
 from mini_agent.teaching.source import FROM_THE_CHAPTER, MIN_COLUMN, show_source, source_of
+from mini_agent.teaching.text import words
 from mini_agent.teaching.unprivileged import run_unprivileged
 
 from .platforms import FORK_AND_SETUID, posix_only
@@ -200,6 +201,43 @@ def test_source_view_shows_the_chapter_first_and_its_python_beside_it() -> None:
     assert (
         f"minmax(min(100%,{MIN_COLUMN}ch),1fr)" in html and html.count("white-space:pre-wrap") == 3
     )
+
+
+def test_a_folded_view_keeps_the_chapter_open_and_closes_its_twins() -> None:
+    view = show_source(book.CALLS, chapter_session.calls, calls, folded=True)
+    html = view._repr_html_()
+    assert html.count("<details>") == 2  # the twin and the kit's, not the chapter's
+    chapter, *twins = html.split("<details>")
+    assert "function calls(value: unknown)" in chapter and "def calls" not in chapter
+    assert all(words().folded_twin in twin and "def calls" in twin for twin in twins)
+    assert repr(view) == repr(show_source(book.CALLS, chapter_session.calls, calls))
+
+
+EXERCISED_TWINS = {  # the notebook, and the twins its exercises ask the reader to write
+    "01_discriminated_parsing.ipynb": (
+        "chapter_session.parse_session_message",
+        "chapter_session.calls",
+    ),
+    "03_corrupted_records.ipynb": ("chapter_session.load_session",),
+    "04_context_units.ipynb": ("chapter_units",),
+    "05_character_budget.ipynb": ("chapter_trim",),
+}
+
+
+@pytest.mark.parametrize("name", EXERCISED_TWINS)
+def test_a_twin_an_exercise_asks_for_is_folded_wherever_it_is_shown(name: str) -> None:
+    book_cells = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))["cells"]
+    calls = [
+        line
+        for cell in book_cells
+        if cell["cell_type"] == "code"
+        for line in "".join(cell["source"]).splitlines()
+        if line.startswith(("show_source(", "display(show_source("))
+    ]
+    for twin in EXERCISED_TWINS[name]:
+        shown = [line for line in calls if re.search(rf"[(,] ?{re.escape(twin)}[,)]", line)]
+        assert shown, f"{name} never shows {twin}"
+        assert all("folded=True" in line for line in shown), shown
 
 
 def test_a_twin_is_titled_by_what_the_chapter_gives_of_it() -> None:

@@ -19,6 +19,7 @@ from ..chapter import session as chapter_session
 from ..visible import visible_html, visible_text
 from .book import Excerpt
 from .style import WRAP
+from .text import words
 
 Panel = tuple[str, str]  # (title, code)
 
@@ -98,6 +99,9 @@ class SourceView:
     two) or one after another (text)."""
 
     panels: tuple[Panel, ...]
+    folded: bool = False
+    """The panels after the first closed (HTML), under `Words.folded_twin`: the chapter's code
+    stays open above an exercise that asks the reader to write its twin."""
 
     def __repr__(self) -> str:
         return "\n\n".join(
@@ -107,14 +111,26 @@ class SourceView:
     def _repr_html_(self) -> str:
         columns = "".join(
             "<div style='min-width:0;text-align:left'>"
-            f"<div style='font-weight:bold;margin-bottom:0.3em'>{visible_html(title)}</div>"
-            f"<pre style='margin:0;padding:0.5em;border:1px solid #888;{WRAP};"
-            f"text-align:left'>{visible_html(code)}</pre></div>"
-            for title, code in self.panels
+            + self._fold(
+                index,
+                f"<div style='font-weight:bold;margin-bottom:0.3em'>{visible_html(title)}</div>"
+                f"<pre style='margin:0;padding:0.5em;border:1px solid #888;{WRAP};"
+                f"text-align:left'>{visible_html(code)}</pre>",
+            )
+            + "</div>"
+            for index, (title, code) in enumerate(self.panels)
         )
         return (
             "<div style='display:grid;gap:1em;align-items:start;grid-template-columns:"
             f"repeat(auto-fit,minmax(min(100%,{MIN_COLUMN}ch),1fr))'>{columns}</div>"
+        )
+
+    def _fold(self, index: int, panel: str) -> str:
+        if not self.folded or index == 0:
+            return panel
+        return (
+            "<details><summary style='cursor:pointer;font-weight:bold;color:#1d4ed8'>"
+            f"{visible_html(words().folded_twin)}</summary>{panel}</details>"
         )
 
 
@@ -122,11 +138,12 @@ MIN_COLUMN = 36  # below this many columns each, the panels stack
 
 
 def show_source(
-    *items: Excerpt | Panel | Callable[..., Any], part: str | None = None
+    *items: Excerpt | Panel | Callable[..., Any], part: str | None = None, folded: bool = False
 ) -> SourceView:
     """Panels left to right, in the order given: a chapter excerpt (本章 or 老z 的图), a
     function's source (its nested `part` with `part=`), or a (title, code) pair. The notebooks
-    put the chapter's TypeScript first and its Python twin beside it."""
+    put the chapter's TypeScript first and its Python twin beside it; `folded=True` closes the
+    twin where an exercise below asks the reader to write it (`SourceView.folded`)."""
     panels: list[Panel] = []
     for item in items:
         if isinstance(item, Excerpt):
@@ -135,4 +152,4 @@ def show_source(
             panels.append(item)
         else:
             panels.append((_title(item, part), source_of(item, part)))
-    return SourceView(tuple(panels))
+    return SourceView(tuple(panels), folded)

@@ -247,6 +247,10 @@ class Words:
     record_case_without_path: str = "没有 session_path：只记在内存里"
     record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
     record_swallowed: str = "写盘失败了，record 却正常返回：磁盘和内存从此不一致，而且没人知道"
+    record_list_unchanged: str = (
+        "传进来的列表一条也没多：record 要把消息放进调用者的那个 messages（messages.append(message)，"
+        "就是本章的 messages.push；写成 messages = messages + [message] 只换了函数里的局部变量）"
+    )
     record_memory_ahead: str = (
         "写盘失败了，消息却已经进了内存：内存比磁盘多一条，下一次请求发出的就不是磁盘上的记录"
         "（先写磁盘、成功后再进内存，就不会这样）"
@@ -273,9 +277,22 @@ class Words:
         "单元就 kept.unshift(...unit)，把它放到前面；Python 里写 kept = unit + kept"
     )
 
+    # --- show_source --------------------------------------------------------------------------
+    folded_twin: str = "▸ 点开看 Python：先自己做本节后面的练习，做完再来对照"
+
     # --- 02 练习: the on-disk line ------------------------------------------------------------
     line_newline: str = "末尾多了换行：这一行不含 \\n，append_session 写盘时才加上它"
     line_spaces: str = '多了空格：json.dumps 默认在逗号和冒号后面加空格，JSON.stringify 不加；写 separators=(",", ":")'
+    line_nan: str = (
+        "json.dumps 默认把 NaN 原样写成 NaN，它不是 JSON（读回时 JSON.parse 就报错）："
+        "写 allow_nan=False 让它报错，或者照本章写成 null"
+    )
+    line_snake_case: str = "磁盘上的键是本章的驼峰写法（toolCalls、toolCallId、isError）：snake_case 的名字只在 Python 的内存里用"
+    line_empty_calls: str = '没有调用时也要写 "toolCalls":[]：本章的判别要 assistant 总带着 toolCalls 数组，少了它，loadSession 读回时就是坏记录'
+
+    def line_missing(self, keys: Sequence[str]) -> str:
+        return f"少了键 {'、'.join(keys)}：本章的每种记录都带着它的全部字段"
+
     line_ascii: str = (
         "中文或 emoji 被写成了 \\uXXXX：json.dumps 默认 ensure_ascii=True，JSON.stringify 原样写出；"
         "写 ensure_ascii=False"
