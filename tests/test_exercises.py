@@ -4,6 +4,7 @@ faithful one, fails every plausible wrong answer, and never crashes on a reader'
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -761,5 +762,38 @@ def test_defaults_of_json_dumps_get_every_note_that_applies_and_a_wrong_value_no
     both = details(check_record_line(dumps_with(ensure_ascii=True, separators=None)))
     assert "多了空格" in both["user，中文原样写出"] and "\\uXXXX" in both["user，中文原样写出"]
     assert "：多了空格" in both["user"] and "\\uXXXX" not in both["user"]
+
+
+def test_a_wrong_phrase_on_the_lone_carriage_return_gets_no_note_about_read_text() -> None:
+    def wrong_phrase(path: Path) -> object:
+        try:
+            return reader_load(path, "")
+        except Exception as err:
+            raise ValueError(str(err).replace("invalid session", "Invalid session")) from None
+
+    report = check_load_session(wrong_phrase)
+    (lone,) = [r for r in report.results if r.name == _LONE_CR]
+    assert not lone.passed and "read_text" not in lone.detail
+
+
+def test_a_record_with_other_keys_is_told_which() -> None:
+    empty_calls = details(check_record_line(WRONG_LINES["empty toolCalls left out"]))
+    assert list(empty_calls) == ["没有调用的 assistant：toolCalls []"]
+    assert '没有调用时也要写 "toolCalls":[]' in empty_calls["没有调用的 assistant：toolCalls []"]
     no_flag = details(check_record_line(WRONG_LINES["isError false left out"]))
-    assert no_flag["tool 结果"].endswith("'")  # other JSON: the two lines say it all
+    assert no_flag["tool 结果"].endswith("：少了键 isError：本章的每种记录都带着它的全部字段")
+
+    def snake_case(message: Message) -> str:
+        record = {
+            re.sub(r"[A-Z]", lambda m: "_" + m[0].lower(), key): value
+            for key, value in to_record(message).items()
+        }
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+    snake = details(check_record_line(snake_case))
+    assert snake and all("磁盘上的键是本章的驼峰写法" in d for d in snake.values()), snake
+
+
+def test_nan_written_as_nan_is_told_how_to_refuse_it_or_write_null() -> None:
+    (detail,) = details(check_record_line(WRONG_LINES["NaN written"])).values()
+    assert detail.endswith("写 allow_nan=False 让它报错，或者照本章写成 null")

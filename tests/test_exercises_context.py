@@ -576,7 +576,7 @@ def test_the_right_messages_out_of_order_are_told_to_keep_the_historys_order() -
     out_of_order = [r for r in report.results if not r.passed]
     assert [r.name for r in out_of_order] == [
         "预算装得下全部",
-        "预算恰好等于整段历史",
+        "预算恰好等于整段历史（比较用 >：刚好等于也装得下）",
         "遇到第一个装不下的单元就停，不跳过",
     ]
     assert all(r.detail.endswith(f"：{note}") for r in out_of_order)
@@ -587,7 +587,7 @@ def test_the_right_messages_out_of_order_are_told_to_keep_the_historys_order() -
 def test_a_skipping_trim_fails_the_stop_case() -> None:
     report = check_trim_context(lambda m, n: reader_trim(m, n, "skip what does not fit"))
     assert "遇到第一个装不下的单元就停，不跳过" in failed(report)
-    assert "预算恰好等于整段历史" not in failed(report)
+    assert "预算恰好等于整段历史（比较用 >：刚好等于也装得下）" not in failed(report)
 
 
 # --- 06 context_max_chars ----------------------------------------------------------------------
@@ -731,7 +731,8 @@ def test_the_seeded_bug_shows_only_without_a_session_path() -> None:
     report = check_record(buggy.seeded_record)
     assert failed(report) == ["没有 session_path：只记在内存里"]
     assert report.results[2].detail == (
-        "第 1 次 record（user）之后，内存应当有 1 条 [#0 user]，实际有 0 条 []"
+        "第 1 次 record（user）之后，内存应当有 1 条 [#0 user]，实际有 0 条 []："
+        + words().record_list_unchanged
     )
 
 
@@ -756,3 +757,22 @@ def test_the_record_check_leaves_no_file_behind(
     check_context_max_chars(750)
     assert list(tmp_path.iterdir()) == []
     assert demo06.FIRST_RUN.context_max_chars == 700
+
+
+def test_a_record_that_rebinds_the_list_is_told_to_change_the_callers_list() -> None:
+    def rebinds(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+        if session_path is not None:
+            append_session(session_path, message)
+        messages = messages + [message]  # noqa: RUF005 - the TypeScript spread habit, on purpose
+
+    report = check_record(rebinds)
+    unchanged = words().record_list_unchanged
+    assert unchanged.startswith("传进来的列表一条也没多")
+    assert [r.name for r in report.results if unchanged in r.detail] == failed(report)
+    assert len(failed(report)) == 3
+
+    # a list that grows wrongly (the message twice) gets no such note
+    def twice(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+        messages += [message, message]
+
+    assert not any(unchanged in r.detail for r in check_record(twice).results)

@@ -212,3 +212,10 @@ def test_the_demos_read_tool_errors_are_glossed() -> None:
     for tool_input, meaning in cases:
         shown = show_error(lambda: demo06.read_file(tool_input), (ValueError, FileNotFoundError))  # noqa: B023
         assert shown.gloss == f"释义：{meaning}"
+
+
+def test_get_on_a_value_that_is_not_an_object_is_glossed() -> None:
+    # a reader's parser that calls value.get(...) before checking it is a dict (01's exercise)
+    for kind in ("list", "str", "int", "NoneType"):
+        meaning = gloss_text(f"'{kind}' object has no attribute 'get'")
+        assert meaning is not None and meaning.startswith(f"对 {kind} 调用了 .get"), kind

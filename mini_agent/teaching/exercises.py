@@ -425,10 +425,12 @@ def _line_differences(expected: Outcome, got: Outcome) -> str:
     newline at the end, spaces between the tokens (`json.dumps`' default separators),
     `\\uXXXX` for text JavaScript writes as itself (`ensure_ascii`), keys in another order;
     "" when the JSON itself differs (the FAIL's two lines say how)."""
-    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], str):
-        return ""
-    line, theirs = expected[1], got[1]
     w = words()
+    if got[0] != "value" or not isinstance(got[1], str):
+        return ""
+    if expected[0] != "value":  # the package refuses NaN; json.dumps writes it by default
+        return w.line_nan if "NaN" in got[1] else ""
+    line, theirs = expected[1], got[1]
     notes = []
     if theirs.endswith("\n") and not line.endswith("\n"):
         notes.append(w.line_newline)
@@ -438,7 +440,7 @@ def _line_differences(expected: Outcome, got: Outcome) -> str:
     except ValueError:
         return "；".join(notes)
     if ours_value != their_value:  # dicts compare without their order
-        return "；".join(notes)
+        return "；".join([*notes, *_key_notes(ours_value, their_value)])
     if _JSON_STRING.sub("", theirs) != _JSON_STRING.sub("", theirs).translate(_NO_SPACE):
         notes.append(w.line_spaces)
     if theirs.count("\\u") > line.count("\\u"):
@@ -447,6 +449,24 @@ def _line_differences(expected: Outcome, got: Outcome) -> str:
     if orders is not None:
         notes.append(w.only_key_order(*orders))
     return "；".join(notes)
+
+
+def _key_notes(ours: Any, theirs: Any) -> list[str]:
+    """What a record's keys lack or add beside the package's: snake_case names (the disk keeps
+    the chapter's camelCase), a missing `toolCalls` of a call-less assistant, any other key."""
+    if not isinstance(ours, dict) or not isinstance(theirs, dict):
+        return []
+    w = words()
+    missing = [key for key in ours if key not in theirs]
+    extra = [key for key in theirs if key not in ours]
+    notes = []
+    if any("_" in key for key in extra):
+        notes.append(w.line_snake_case)
+    elif missing == ["toolCalls"] and ours["toolCalls"] == []:
+        notes.append(w.line_empty_calls)
+    elif missing:
+        notes.append(w.line_missing(missing))
+    return notes
 
 
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
@@ -534,6 +554,14 @@ def _load_expectation(expected: Outcome) -> str:
     return _should(expected)
 
 
+def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
+    """The note for a lone `\r` read as a line break (`read_text`, `splitlines`): two messages
+    where line 1 is not JSON; "" for any other failure (a wrong phrase has its own FAIL)."""
+    split_at_cr = got[0] == "value" and isinstance(got[1], list) and len(got[1]) == 2
+    line_one = expected[0] == "error" and f"{INVALID_JSON} 1:" in str(expected[1])
+    return words().lone_carriage_return if split_at_cr and line_one else ""
+
+
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `load_session(path)`: files written here, compared with the package's and
     the chapter's (`chapter_session`: `split("\\n").filter(Boolean)` numbers non-blank lines).
@@ -559,6 +587,7 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             cases,
             _same_load,
             _load_expectation,
+            _lone_cr_why,
         )
         numbering = _one_numbering(fn, [args for name, args in cases if name in _BLANK_THEN_BAD])
     # the folder as printed and inside a repr (where Windows' backslashes are doubled)
@@ -569,8 +598,6 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         detail = result.detail
         for text in hidden:
             detail = detail.replace(text, "")
-        if result.name == _LONE_CR and not result.passed:
-            detail += f"：{words().lone_carriage_return}"
         results.append(CheckResult(result.name, result.passed, detail))
     return CheckReport(report.title, (*results, numbering))
 
@@ -957,9 +984,9 @@ def check_trim_context(
     orphan_only = _estimate_context_chars(orphaned[1:])
     cases: list[tuple[str, tuple[Any, ...]]] = [
         ("预算装得下全部", (picture, 10_000)),
-        ("预算恰好等于整段历史", (picture, whole)),
+        ("预算恰好等于整段历史（比较用 >：刚好等于也装得下）", (picture, whole)),
         ("差一个字符：最早的单元被丢掉", (picture, whole - 1)),
-        ("预算恰好等于最新的单元", (picture, newest_unit)),
+        ("预算恰好等于最新的单元（比较用 >：刚好等于也装得下）", (picture, newest_unit)),
         (
             "不拆单元：装得下两个结果、装不下它们的 assistant",
             (picture, both_results),
@@ -1144,9 +1171,10 @@ def _replay(
         for where, state in ((w.memory, memory), (w.disk, _disk(path))):
             if state is not None and state != expected:
                 tags = _tags(expected), _tags(state)
-                return CheckResult(
-                    name, False, w.record_differs(count, label(message), where, *tags)
-                )
+                detail = w.record_differs(count, label(message), where, *tags)
+                if state is memory and memory == start:  # not one message more in memory
+                    detail += f"：{w.record_list_unchanged}"
+                return CheckResult(name, False, detail)
     return CheckResult(name, True)
 
 

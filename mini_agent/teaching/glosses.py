@@ -80,6 +80,10 @@ WHOLE: tuple[tuple[str, str], ...] = (
     ),
     (r"'NoneType' object is not subscriptable", "对 None 取下标：没有先确认它是对象"),
     (
+        r"'(list|str|int|float|bool|NoneType)' object has no attribute 'get'",
+        r"对 \1 调用了 .get：它不是对象（dict），先用 isinstance(value, dict) 确认（JavaScript 里 value.role 只会得到 undefined）",
+    ),
+    (
         r"list indices must be integers or slices, not str",
         "用字符串给数组取下标：没有先确认它是对象",
     ),
