@@ -742,10 +742,16 @@ def _shown(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _both_sequences(expected: Outcome, got: Outcome) -> bool:
+    """Both calls returned, the reader's a list or tuple: the outcomes a note on how the
+    reader's sequence differs can compare."""
+    return expected[0] == got[0] == "value" and isinstance(got[1], (list, tuple))
+
+
 def _units_not_lists(expected: Outcome, got: Outcome) -> str:
     """When the reader's units hold the right messages in a tuple where a list belongs (the
     units, or the list of them), the note that says so; otherwise ""."""
-    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], (list, tuple)):
+    if not _both_sequences(expected, got):
         return ""
     units = list(got[1])
     if not all(isinstance(unit, (list, tuple)) for unit in units):
@@ -762,7 +768,7 @@ def _units_why(expected: Outcome, got: Outcome) -> str:
     right units newest first (the `unshift` read as `append`)."""
     if note := _units_not_lists(expected, got):
         return note
-    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], (list, tuple)):
+    if not _both_sequences(expected, got):
         return ""
     if not all(isinstance(unit, (list, tuple)) for unit in got[1]):
         return ""
@@ -773,7 +779,7 @@ def _units_why(expected: Outcome, got: Outcome) -> str:
 def _kept_order_why(expected: Outcome, got: Outcome) -> str:
     """What a FAIL of `trim_context` adds when the kept messages are right but out of order
     (`kept + unit` for `unit + kept`)."""
-    if expected[0] != "value" or got[0] != "value" or not isinstance(got[1], (list, tuple)):
+    if not _both_sequences(expected, got):
         return ""
     theirs, ours = list(got[1]), list(expected[1])
     same_messages = sorted(map(repr, theirs)) == sorted(map(repr, ours))

@@ -161,7 +161,6 @@ WIDGET_CSS = f"""<style>
 .{EXPLORER_CLASS} .widget-play .jupyter-button {{
   width: 2.4em; min-width: 2.4em; flex: 0 0 auto; padding: 0; text-overflow: clip;
 }}
-.{EXPLORER_CLASS} .mini-agent-status pre {{ word-break: normal; overflow-wrap: anywhere; }}
 /* SessionEditor: room for an error and its gloss above the box, so it does not move as they come */
 .{EXPLORER_CLASS} .mini-agent-status {{ min-height: calc(4 * 1.31 * 0.9em + 8px); }}
 .{EXPLORER_CLASS} .mini-agent-frame {{
