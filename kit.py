@@ -669,10 +669,21 @@ def _is_pytest_summary(line: str) -> bool:
 # --- commands -------------------------------------------------------------------------------
 
 
+WORKSPACES = ROOT / ".jupyter-workspaces"  # git-ignored
+SAVE_HOOK = "mini_agent.teaching.saving.pre_save_hook"
+
+
 def lab_options() -> list[str]:
     """The kit's JupyterLab settings: `jupyter/overrides.json` opens `.jsonl` in the text editor,
-    so a damaged line is met through the chapter's loader, never the JSON viewer's dialog."""
-    return [f"--LabApp.app_settings_dir={ROOT / 'jupyter'}"]
+    so a damaged line is met through the chapter's loader, never the JSON viewer's dialog. A saved
+    notebook keeps each widget's picture, not a view that dies with its kernel (`SAVE_HOOK`). The
+    open tabs are remembered in the checkout, not in ~/.jupyter, so the kit never reopens tabs of
+    another project's JupyterLab (nor another clone's)."""
+    return [
+        f"--LabApp.app_settings_dir={ROOT / 'jupyter'}",
+        f"--ContentsManager.pre_save_hook={SAVE_HOOK}",
+        f"--LabApp.workspaces_dir={WORKSPACES}",
+    ]
 
 
 def lab_extras(bench: bool) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,14 @@ if sys.platform == "win32":  # os.kill is TerminateProcess there, the exit statu
     HARD_KILL, KILLED_STATUS = signal.SIGTERM, int(signal.SIGTERM)
 else:
     HARD_KILL, KILLED_STATUS = signal.SIGKILL, -signal.SIGKILL
+
+
+def free_port() -> int:
+    """A loopback port that nothing listens on (now)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
 
 
 def multi_tool_history() -> list[Message]:

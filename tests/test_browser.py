@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -27,13 +26,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Locator, Page, expect, sync_playwright
 
+import kit
 from mini_agent.teaching.explorer_logic import scan_position_text
 from mini_agent.teaching.samples import chapter_picture
 from mini_agent.teaching.text import words
 from mini_agent.teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
-from .helpers import HARD_KILL
+from .helpers import HARD_KILL, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "screenshots"
@@ -48,13 +48,6 @@ CHROMIUM_FLAGS = [
 TOKEN = "explorers-browser-test"
 BUDGET_NOTEBOOK = "05_character_budget.ipynb"  # BudgetExplorer() over sample_session()
 STEPPER_NOTEBOOK = "04_context_units.ipynb"  # UnitScanStepper(history), history = chapter_picture()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def descendants(pid: int) -> set[int]:
@@ -185,7 +178,8 @@ def running_lab(
         f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={notebooks}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        f"--LabApp.app_settings_dir={ROOT / 'jupyter'}",  # as `kit.py lab` (`lab_options`)
+        # as `kit.py lab` (its settings, its save hook), with a workspace of the test's own
+        *(option for option in kit.lab_options() if "workspaces_dir" not in option),
         "--LabApp.expose_app_in_browser=True",  # commands run by id, whatever the UI language
     ]
     if sys.platform != "win32" and os.geteuid() == 0:

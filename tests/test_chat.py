@@ -6,7 +6,6 @@ import argparse
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -27,7 +26,7 @@ from mini_agent.live import chat
 from mini_agent.messages import Message, record_line
 from mini_agent.teaching import cli_text as text
 
-from .helpers import english_prose
+from .helpers import english_prose, free_port
 from .loopback_server import (
     DONE,
     KEY,
@@ -253,13 +252,6 @@ def test_demo_tools_put_a_tool_unit_in_the_session(
 # --- resuming after a failure never records a prompt twice (issue 16, bug 3) ----------------
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:  # a loopback port that nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def command(stdin: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

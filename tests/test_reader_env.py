@@ -7,6 +7,8 @@ cannot hide a missing package, and runs strict nbval with the kernel in each: ev
 but 08 in the `lab` one, 08 in the `lab --bench` one. The test runner (pytest, nbval) stays in
 `.venv-dev/`; only the kernel, where every cell runs, is the reader's Python. 07's 阶段验收
 runs pytest from that kernel, so its stored 9/9 is what a reader who followed the README sees.
+The JupyterLab server itself is started there too, with `kit.lab_options()`, and saves a
+notebook through the kit's hook.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import os
 import re
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import nbformat
@@ -24,6 +28,10 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 import kit
+from mini_agent.teaching.explorers import BudgetExplorer
+from mini_agent.teaching.saving import WIDGET_VIEW
+
+from .helpers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ENVS = ROOT / ".cache" / "reader"
@@ -111,3 +119,51 @@ def test_08_in_the_lab_environment_says_in_chinese_what_to_run(
     assert error.ename == "ModuleNotFoundError", error.evalue
     assert "python kit.py lab --bench" in error.evalue and "matplotlib" in error.evalue
     assert "当前环境里没有" in error.evalue
+
+
+def test_the_lab_server_starts_there_and_saves_a_widgets_picture(
+    lab_python: Path, tmp_path: Path
+) -> None:
+    # the server `kit.py lab` runs, in the reader's Python, with the kit's options (a workspace
+    # of its own): it starts, and a notebook saved through it keeps the explorer's picture only
+    port, token = free_port(), "reader-env"
+    options = [option for option in kit.lab_options() if "workspaces_dir" not in option]
+    command = [str(lab_python), "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+               f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
+               f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}", *options]  # fmt: skip
+    if sys.platform != "win32" and os.geteuid() == 0:
+        command.append("--allow-root")
+    env = kernel_env(lab_python, tmp_path / "jupyter", "kit-reader")
+    env.update(JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))  # fmt: skip
+    log = tmp_path / "server.log"
+    with log.open("wb") as output:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=output)
+    base, auth = f"http://127.0.0.1:{port}", {"Authorization": f"token {token}"}
+    try:
+        for _ in range(600):
+            assert server.poll() is None, log.read_text(encoding="utf-8", errors="replace")
+            try:
+                with urllib.request.urlopen(
+                    urllib.request.Request(f"{base}/api/status", headers=auth)
+                ):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        cell = {"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {},
+                "source": "explorer", "outputs": [{"output_type": "display_data", "metadata": {},
+                "data": dict(BudgetExplorer()._repr_mimebundle_())}]}  # fmt: skip
+        content = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        body = json.dumps({"type": "notebook", "format": "json", "content": content}).encode()
+        put = urllib.request.Request(f"{base}/api/contents/05.ipynb", data=body, method="PUT",
+                                     headers={**auth, "Content-Type": "application/json"})  # fmt: skip
+        with urllib.request.urlopen(put) as answer:
+            assert answer.status in (200, 201)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    saved = json.loads((tmp_path / "05.ipynb").read_text(encoding="utf-8"))
+    data = saved["cells"][0]["outputs"][0]["data"]
+    assert WIDGET_VIEW not in data and "".join(data["text/plain"]).startswith("预算 ")
+    assert "pre_save_hook" not in log.read_text(encoding="utf-8", errors="replace")  # no failure

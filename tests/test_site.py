@@ -789,6 +789,13 @@ def test_the_kits_lab_command_passes_that_settings_folder() -> None:
     import kit
 
     assert f"--LabApp.app_settings_dir={ROOT / 'jupyter'}" in kit.lab_options()
+    # the tabs it reopens are this checkout's, in a folder git ignores
+    assert f"--LabApp.workspaces_dir={ROOT / '.jupyter-workspaces'}" in kit.lab_options()
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", ".jupyter-workspaces/default.jupyterlab-workspace"],
+        cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert ignored.returncode == 0
 
 
 # The first page's links, what persists, and `.jsonl` as text (a student's walk)

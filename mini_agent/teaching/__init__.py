@@ -15,5 +15,6 @@ the other way round.
   session file at every request;
 - `text`: every word a reader sees in a notebook; `cli_text`: every word the command line prints
   (both Chinese); `style`: colours, scale and `set_display` (one kernel's views only; the
-  class's projector switch is the browser's zoom).
+  class's projector switch is the browser's zoom);
+- `saving`: the hook `kit.py lab` saves notebooks through (widget pictures, not dead views).
 """
