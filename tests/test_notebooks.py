@@ -435,6 +435,20 @@ def test_the_appendix_quotes_the_chapter_in_every_section() -> None:
                     assert quote in chapter_text, f"{name}: {quote}"
 
 
+def test_the_difference_table_lists_only_differences_and_the_readme_counts_them() -> None:
+    (total,) = [
+        "".join(cell["source"])
+        for cell in load(ROOT / "notebooks" / APPENDIX)["cells"]
+        if '<a id="differences">' in "".join(cell["source"])
+    ]
+    rows = [line.split(" | ")[2:4] for line in total.splitlines() if line.startswith("| [")]
+    same = [row for row in rows if row[0].strip() == row[1].strip(" |")]
+    assert same == [], "a row whose two sides agree is not a difference"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"和本章有意不同的 {len(rows)} 处" in readme
+    assert f"It differs from the chapter on purpose in {len(rows)}\n" in readme
+
+
 # Every section ends as d2l's do: 小结, then 练习
 
 
