@@ -86,6 +86,10 @@ def reader_units(messages: Sequence[Message], mistake: str = "") -> Units:
             else:
                 start = found if found >= 0 else index
         unit = list(messages[start : index + 1])
+        if mistake == "slice without + 1" and start < index:
+            unit = list(messages[start:index])  # messages[j:i]: the result itself left out
+        if mistake == "two messages" and start < index:
+            unit = [messages[start], messages[index]]
         if mistake == "orphans dropped" and isinstance(message, ToolMessage) and start == index:
             unit = []
         if unit:
@@ -121,6 +125,8 @@ WRONG_UNITS: dict[str, Callable[[Sequence[Message]], Any]] = {
             "orphan glued to what precedes",
             "orphans dropped",
             "newest first",
+            "slice without + 1",
+            "two messages",
         )
     },
 }
@@ -196,6 +202,25 @@ def test_the_right_units_newest_first_are_told_the_order_is_reversed() -> None:
     )
     (picture,) = [r for r in wrong_and_reversed.results if r.name == "本章的那张图"]
     assert not picture.passed and reversed_note not in picture.detail  # wrong units: no note
+
+
+def test_a_unit_cut_short_or_cut_to_two_messages_is_told_what_the_slice_holds() -> None:
+    for mistake, note in (("slice without + 1", words().units_slice_end),
+                          ("two messages", words().units_two_messages)):  # fmt: skip
+        report = check_context_units(WRONG_UNITS[mistake])
+        (picture,) = [r for r in report.results if r.name == "本章的那张图"]
+        assert not picture.passed and picture.detail.endswith(f"：{note}"), mistake
+    assert "messages[j:i + 1]" in words().units_slice_end
+    assert "不是刚好两条消息" in words().units_two_messages
+    # one call, one result: the slice without + 1 loses the result; two messages are right there
+    cut = {r.name: r for r in check_context_units(WRONG_UNITS["slice without + 1"]).results}
+    assert cut["一次调用，一个结果"].detail.endswith(words().units_slice_end)
+    two = {r.name: r for r in check_context_units(WRONG_UNITS["two messages"]).results}
+    assert two["一次调用，一个结果"].passed
+    for other in ("farthest assistant", "one message per unit", "forward scan"):
+        results = check_context_units(WRONG_UNITS[other]).results
+        assert not any(words().units_slice_end in r.detail or words().units_two_messages in r.detail
+                       for r in results), other  # fmt: skip
 
 
 def chapters_units(messages: Sequence[Message]) -> list[list[Message]]:
@@ -504,11 +529,15 @@ def reader_trim(messages: Sequence[Message], max_chars: int, mistake: str = "") 
     for unit in reversed(units):
         size = estimate_context_chars(unit)
         fits = used + size < max_chars if mistake == "strict <" else used + size <= max_chars
+        if mistake == "unit measured alone":
+            fits = size <= max_chars
         if not fits:
             if mistake == "skip what does not fit":
                 continue
             break
         kept = [*unit, *kept] if mistake != "oldest first" else [*kept, *unit]
+        if mistake == "unit inserted whole":
+            kept = [unit, *kept[len(unit) :]]  # type: ignore[list-item]  # kept.insert(0, unit)
         used += size
     if not kept and units and mistake != "nothing fits is []":
         raise ValueError("context budget cannot contain the smallest consistent message unit")
@@ -530,6 +559,8 @@ TRIM_MISTAKES = [
     "skip what does not fit",
     "oldest first",
     "nothing fits is []",
+    "unit measured alone",
+    "unit inserted whole",
 ]
 
 
@@ -582,6 +613,19 @@ def test_the_right_messages_out_of_order_are_told_to_keep_the_historys_order() -
     assert all(r.detail.endswith(f"：{note}") for r in out_of_order)
     skipping = check_trim_context(lambda m, n: reader_trim(m, n, "skip what does not fit"))
     assert not any(note in r.detail for r in skipping.results)  # other messages: no order note
+
+
+def test_a_unit_inserted_whole_or_measured_alone_is_told_what_the_chapter_does() -> None:
+    nested = check_trim_context(lambda m, n: reader_trim(m, n, "unit inserted whole"))
+    failing = [r for r in nested.results if not r.passed]
+    assert failing and all(r.detail.endswith(f"：{words().kept_nested}") for r in failing)
+    assert "kept.unshift(...unit)" in words().kept_nested
+    alone = check_trim_context(lambda m, n: reader_trim(m, n, "unit measured alone"))
+    failing = [r for r in alone.results if not r.passed]
+    assert "差一个字符：最早的单元被丢掉" in [r.name for r in failing]
+    assert all(r.detail.endswith(f"：{words().kept_too_much}") for r in failing)
+    skipping = check_trim_context(lambda m, n: reader_trim(m, n, "skip what does not fit"))
+    assert not any(words().kept_too_much in r.detail for r in skipping.results)
 
 
 def test_a_skipping_trim_fails_the_stop_case() -> None:

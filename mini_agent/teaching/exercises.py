@@ -764,8 +764,9 @@ def _units_not_lists(expected: Outcome, got: Outcome) -> str:
 
 
 def _units_why(expected: Outcome, got: Outcome) -> str:
-    """What a FAIL of `context_units` adds: the units as tuples (`_units_not_lists`), or the
-    right units newest first (the `unshift` read as `append`)."""
+    """What a FAIL of `context_units` adds: the units as tuples (`_units_not_lists`), the
+    right units newest first (the `unshift` read as `append`), a unit without the result the
+    scan met (`messages[j:i]`), or one of two messages where the chapter slices the whole run."""
     if note := _units_not_lists(expected, got):
         return note
     if not _both_sequences(expected, got):
@@ -773,17 +774,41 @@ def _units_why(expected: Outcome, got: Outcome) -> str:
     if not all(isinstance(unit, (list, tuple)) for unit in got[1]):
         return ""
     theirs, ours = [list(unit) for unit in got[1]], [list(unit) for unit in expected[1]]
-    return words().units_reversed if theirs != ours and theirs[::-1] == ours else ""
+    if theirs == ours:
+        return ""
+    if theirs[::-1] == ours:
+        return words().units_reversed
+    present = {id(message) for unit in theirs for message in unit}
+    whole = [unit for unit in ours if len(unit) >= 2 and unit not in theirs]
+    if any(unit[:-1] in theirs and id(unit[-1]) not in present for unit in whole):
+        return words().units_slice_end  # messages[j:i] for messages[j:i + 1]: the result lost
+    if any(
+        len(unit) >= 3
+        and [unit[0], unit[-1]] in theirs
+        and any(id(message) not in present for message in unit[1:-1])
+        for unit in whole
+    ):
+        return words().units_two_messages  # what lay between them lost
+    return ""
 
 
-def _kept_order_why(expected: Outcome, got: Outcome) -> str:
-    """What a FAIL of `trim_context` adds when the kept messages are right but out of order
-    (`kept + unit` for `unit + kept`)."""
+def _kept_why(expected: Outcome, got: Outcome) -> str:
+    """What a FAIL of `trim_context` adds: a unit inserted whole (`kept.insert(0, unit)`), more
+    kept than the chapter keeps (each unit measured alone, not with `kept`), or the right
+    messages out of order (`kept + unit` for `unit + kept`)."""
     if not _both_sequences(expected, got):
         return ""
     theirs, ours = list(got[1]), list(expected[1])
+    if theirs == ours:
+        return ""
+    if any(isinstance(item, (list, tuple)) for item in theirs):
+        return words().kept_nested
+    history = list(getattr(got[1], "history", ()))  # `_shown` keeps it beside the answer
+    newest = history[len(history) - len(theirs) :]
+    if len(ours) < len(theirs) <= len(history) and theirs == newest:  # more of the newest end
+        return words().kept_too_much
     same_messages = sorted(map(repr, theirs)) == sorted(map(repr, ours))
-    return words().kept_out_of_order if theirs != ours and same_messages else ""
+    return words().kept_out_of_order if same_messages else ""
 
 
 _MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolMessage)
@@ -1010,7 +1035,7 @@ def check_trim_context(
         cases,
         _same_text,
         _message_expectation,
-        _kept_order_why,
+        _kept_why,
     )
     if not linear:
         return report

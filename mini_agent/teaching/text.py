@@ -271,7 +271,28 @@ class Words:
         "或者 append 完再 units.reverse()"
     )
 
+    units_slice_end: str = (
+        "有个单元少了最后一条，正是扫描遇到的那条 tool 结果：Python 的切片 messages[j:i] 不含 i。"
+        "本章写的是 messages.slice(assistantIndex, index + 1)，Python 里是 messages[j:i + 1]"
+    )
+
+    units_two_messages: str = (
+        "有个单元只拿了 assistant 和这条结果两条，夹在中间的消息（比如 tool a）丢了：本章切的是"
+        "从 assistant 到当前 tool 的整段 slice，“成组的是一整趟往返，不是刚好两条消息”"
+    )
+
     # --- 05 练习二: the kept messages --------------------------------------------------------
+    kept_nested: str = (
+        "返回的列表里混进了列表：kept.insert(0, unit) 把整个单元当成一条插到前面。本章写的是 "
+        "kept.unshift(...unit)，三个点把单元展开成一条条消息；Python 里写 kept = unit + kept"
+    )
+
+    kept_too_much: str = (
+        "保留的比本章多：每装一个单元，要量的是 unit 连同已经装下的 kept（本章的 "
+        "estimateContextChars(unit ∪ kept) > maxChars），不是只量这个单元自己；只量单元，"  # noqa: RUF001
+        "每个都装得下，加起来就超了预算"
+    )
+
     kept_out_of_order: str = (
         "保留的消息都对，但先后顺序不对：发给模型的消息要保持历史里的顺序。本章每装下一个更早的"
         "单元就 kept.unshift(...unit)，把它放到前面；Python 里写 kept = unit + kept"
