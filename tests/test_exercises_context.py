@@ -324,6 +324,10 @@ WRONG_ESTIMATES: dict[str, Callable[[Sequence[Message]], float]] = {
     "spaces after : and ,": lambda ms: sum(
         len(json.dumps(to_record(m), ensure_ascii=False)) + 1 for m in ms
     ),
+    "json.dumps defaults": lambda ms: sum(len(json.dumps(to_record(m))) + 1 for m in ms),
+    "json.dumps's ASCII escapes": lambda ms: sum(
+        len(json.dumps(to_record(m), separators=(",", ":"))) + 1 for m in ms
+    ),
     "two separators per message": lambda ms: estimate_context_chars(ms) + 2 * len(ms),
     "+2 per message (a CRLF)": lambda ms: sum(len(record_line(m)) + 2 for m in ms),
     "a bool": lambda ms: True,
@@ -410,6 +414,28 @@ def test_utf8_bytes_are_not_characters() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("mistake", "form"),
+    [("UTF-8 bytes", "bytes"), ("json.dumps's ASCII escapes", "ascii"),
+     ("spaces after : and ,", "spaces"), ("json.dumps defaults", "both")],
+)  # fmt: skip
+def test_a_line_written_another_way_is_told_which_way(mistake: str, form: str) -> None:
+    report = check_estimate_context_chars(WRONG_ESTIMATES[mistake])
+    note = dict(words().estimate_forms)[form]
+    failing = [r for r in report.results if not r.passed and "message 4" not in r.name]
+    assert failing and all(r.detail.endswith(f"：{note}") for r in failing), mistake
+    assert not any(r.passed for r in report.results if r.name == EMOJI_CASE)  # no chance pass
+    assert report.notes == ()  # in particular no "you counted UTF-16 units"
+
+
+def test_other_wrong_estimates_get_no_note_on_how_the_line_was_written() -> None:
+    forms = [note for _, note in words().estimate_forms]
+    for mistake in ("no newline", "content only", "one per message", "two separators per message",
+                    "+2 per message (a CRLF)", "ASCII escapes"):  # fmt: skip
+        details = [r.detail for r in check_estimate_context_chars(WRONG_ESTIMATES[mistake]).results]
+        assert not any(note in detail for note in forms for detail in details), mistake
+
+
 # the chapter's JSON.stringify(message).length as JavaScript counts it: UTF-16 code units
 def utf16_length(message: Message) -> int:
     return len(record_line(message).encode("utf-16-le")) // 2
@@ -441,15 +467,15 @@ def test_a_message_that_cannot_be_serialized_is_named_by_its_index() -> None:
 
 
 UTF16_NOTE = (
-    f"{EMOJI_CASE}：你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 39；"
-    "本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，同样的分隔开销下得到 35。两种都算对，也都不是 token；"
+    f"{EMOJI_CASE}：你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 51；"
+    "本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，同样的分隔开销下得到 41。两种都算对，也都不是 token；"
     "本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
 )
 
 
 def test_code_points_and_utf16_units_both_pass_and_utf16_gets_a_note() -> None:
-    emoji = [UserMessage("中文😀😀😀😀")]
-    assert (estimate_context_chars(emoji), utf16_estimate(emoji)) == (35, 39)
+    emoji = [UserMessage("中文" + "😀" * 10)]
+    assert (estimate_context_chars(emoji), utf16_estimate(emoji)) == (41, 51)
     kit = check_estimate_context_chars(estimate_context_chars)
     assert kit.ok and not any("UTF-16" in note for note in kit.notes)
     chapter = check_estimate_context_chars(utf16_estimate)
@@ -461,10 +487,10 @@ def test_code_points_and_utf16_units_both_pass_and_utf16_gets_a_note() -> None:
 def test_utf16_units_pass_with_any_of_the_chapters_separators() -> None:
     between = indexed(utf16_length)  # one separator between messages, in UTF-16 units
     report = check_estimate_context_chars(lambda ms: max(between(ms) + len(ms) - 1, 0))
-    # the two counts compared with the same separators: 4 emoji, 4 characters apart
+    # the two counts compared with the same separators: 10 emoji, 10 characters apart
     assert (
         report.ok
-        and UTF16_NOTE.replace("得到 39", "得到 38").replace("得到 35", "得到 34") in report.notes
+        and UTF16_NOTE.replace("得到 51", "得到 50").replace("得到 41", "得到 40") in report.notes
     )
 
 

@@ -50,6 +50,7 @@ from ..messages import (
     ToolMessage,
     UserMessage,
     record_line,
+    to_record,
 )
 from ..model_client import ScriptedClient
 from ..session import (
@@ -908,7 +909,7 @@ ESTIMATE_CASES: tuple[tuple[str, tuple[Message, ...]], ...] = (
     ("本章的那张图", tuple(chapter_picture())),
     (
         "中文和 emoji（😀 按码点算 1 个，按 UTF-16 码元算 2 个）",
-        (UserMessage("中文😀😀😀😀"),),
+        (UserMessage("中文" + "😀" * 10),),  # apart from json.dumps' 3 spaces and from bytes
     ),
     ("一条错误结果", (ToolMessage("a", "boom", is_error=True),)),
     ("内容里的换行和引号按转义后的字符数算", (UserMessage('一行\n"二"'),)),
@@ -946,6 +947,38 @@ def _separator_note(count: int, overhead: int) -> str:
     return f"你的分隔开销是{reading}；本包是每条一个换行，估算值正好等于会话文件的字符数"
 
 
+_FORMS: dict[str, Callable[[Message], int]] = {  # json.dumps' defaults, and bytes for characters
+    "spaces": lambda m: len(json.dumps(to_record(m), ensure_ascii=False)),
+    "ascii": lambda m: len(json.dumps(to_record(m), separators=(",", ":"))),
+    "both": lambda m: len(json.dumps(to_record(m))),
+    "bytes": lambda m: len(record_line(m).encode("utf-8")),
+}
+
+
+def _forms_of(history: Sequence[Message], value: int, allowed: dict[int, str]) -> list[str]:
+    """The ways of writing the lines (json.dumps' spaces or \\uXXXX, UTF-8 bytes) that, with
+    one of the chapter's separators, give a wrong estimate `value`."""
+    lines = sum(len(record_line(message)) for message in history)
+    totals = {name: sum(map(_FORMS[name], history)) for name in _FORMS}
+    return [n for n, total in totals.items() if total != lines and value - total in allowed]
+
+
+def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) -> list[CheckResult]:
+    """The failed cases' details, with a note on the one form that explains every one of them
+    (`forms`: a failed case's index, the forms that fit its value); none when no form does.
+    One case alone can fit by chance (one message with 2 separators is one with json.dumps'
+    3 spaces and none), and bytes and spaces both add 36 to the chapter's picture."""
+    fitting = [name for name, _ in words().estimate_forms if forms
+               and all(name in fits for fits in forms.values())]  # fmt: skip
+    if not fitting:
+        return results
+    note = dict(words().estimate_forms)[fitting[0]]
+    return [
+        CheckResult(r.name, r.passed, f"{r.detail}：{note}") if index in forms else r
+        for index, r in enumerate(results)
+    ]
+
+
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
     each message (compact, non-ASCII as written), plus a separator overhead.
@@ -956,11 +989,14 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     message, so the estimate is the session file's length). "Length" passes counted either
     way: in code points (Python's `len`, the package) or in UTF-16 units (JavaScript's
     `.length`, the chapter), a note saying so where the two differ. Bytes, ASCII escapes,
-    spaces after `:` and `,`, no separator at all, or a float still fail. A message that cannot
+    spaces after `:` and `,`, no separator at all, or a float still fail; when one of
+    json.dumps' defaults or UTF-8 bytes explains every failed case, their details say which. A message that cannot
     be serialized must raise an error that names its index, as the chapter says.
     """
     w = words()
-    results, notes = [], []
+    results: list[CheckResult] = []
+    notes: list[str] = []
+    forms: dict[int, list[str]] = {}  # a failed case's index: the forms that explain its value
     for name, messages in ESTIMATE_CASES:
         history = list(messages)
         expected = outcome_of(_estimate_context_chars, history)
@@ -987,6 +1023,8 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             detail = w.two_per_message(value, lines + count)
         else:
             detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
+            if counted:
+                forms[len(results)] = _forms_of(history, value, allowed)
         if in_utf16:
             # like with like: the reader's separators, counted in code points
             notes.append(f"{name}：{w.counted_utf16_units(value, value - (utf16 - lines))}")
@@ -994,7 +1032,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             overhead = value - (lines if in_code_points else utf16)
             notes.append(f"{name}（{count} 条消息）：{_separator_note(count, overhead)}")
         results.append(CheckResult(name, in_code_points or in_utf16, detail))
-    return CheckReport(w.estimate_title, tuple(results), tuple(notes))
+    return CheckReport(w.estimate_title, tuple(_with_form_notes(results, forms)), tuple(notes))
 
 
 def check_trim_context(

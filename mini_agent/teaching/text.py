@@ -349,6 +349,17 @@ class Words:
             " message 会按索引报错”"
         )
 
+    estimate_forms: tuple[tuple[str, str], ...] = (
+        ("spaces", "json.dumps 默认在冒号和逗号后面各加一个空格，JSON.stringify 不加：写成 "
+         'json.dumps(记录, separators=(",", ":"), ensure_ascii=False)'),
+        ("ascii", "json.dumps 默认把中文和 emoji 写成 \\uXXXX 转义（一个汉字 6 个字符），"
+         "JSON.stringify 照原样写：加上 ensure_ascii=False"),
+        ("both", "json.dumps 的两个默认都和 JSON.stringify 不同：冒号和逗号后面的空格、中文和 emoji 的 "
+         '\\uXXXX 转义；写成 json.dumps(记录, separators=(",", ":"), ensure_ascii=False)'),
+        ("bytes", "你数的是 UTF-8 字节（一个汉字 3 个字节、一个 emoji 4 个）：本章数的是字符串的 "
+         ".length，Python 里是 len(字符串)，不用先 encode"),
+    )  # fmt: skip
+
     def two_per_message(self, got: int, wanted: int) -> str:
         return (
             f"你每条消息加了 2 个分隔字符，得到 {got}。本章说“estimateContextChars() 对每条完整 Message"
