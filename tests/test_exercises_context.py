@@ -802,8 +802,9 @@ def test_the_seeded_bug_shows_only_without_a_session_path() -> None:
     assert failed(report) == ["没有 session_path：只记在内存里"]
     assert report.results[2].detail == (
         "第 1 次 record（user）之后，内存应当有 1 条 [#0 user]，实际有 0 条 []："
-        + words().record_list_unchanged
-    )
+        + words().record_list_only_with_path
+    )  # the starter's bug is where the append stands, not a rebinding
+    assert "进内存这一步不该看有没有 session_path" in words().record_list_only_with_path
 
 
 def test_a_record_that_crashes_is_a_failed_case_not_a_crashed_check() -> None:

@@ -1211,7 +1211,8 @@ def check_record(record: Record) -> CheckReport:
             _replay(w.record_case_with_path, record, [], folder / "a.jsonl", first),
             _replay_restart(record, folder / "b.jsonl", first, restarted),
         ]
-        results.append(_replay(w.record_case_without_path, record, [], None, first))
+        unchanged = w.record_list_only_with_path if results[0].passed else w.record_list_unchanged
+        results.append(_replay(w.record_case_without_path, record, [], None, first, unchanged))
         failure, memory_ahead = _record_failure(record, folder / "missing" / "session.jsonl")
         results.append(failure)
     notes = (RECORD_CHAPTER_ORDER_NOTE,) if memory_ahead else ()
@@ -1224,8 +1225,12 @@ def _replay(
     memory: list[Message],
     path: Path | None,
     messages: Sequence[Message],
+    unchanged: str | None = None,
 ) -> CheckResult:
+    """Replay `messages` through `record`; a FAIL where the caller's list did not grow at all
+    says `unchanged` (by default: the list rebound, not appended to)."""
     w = words()
+    unchanged = w.record_list_unchanged if unchanged is None else unchanged
     start = list(memory)
     for count, message in enumerate(messages, start=1):
         expected = [*start, *messages[:count]]
@@ -1242,7 +1247,7 @@ def _replay(
                 tags = _tags(expected), _tags(state)
                 detail = w.record_differs(count, label(message), where, *tags)
                 if state is memory and memory == start:  # not one message more in memory
-                    detail += f"：{w.record_list_unchanged}"
+                    detail += f"：{unchanged}"
                 return CheckResult(name, False, detail)
     return CheckResult(name, True)
 

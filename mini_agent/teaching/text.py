@@ -251,6 +251,10 @@ class Words:
         "传进来的列表一条也没多：record 要把消息放进调用者的那个 messages（messages.append(message)，"
         "就是本章的 messages.push；写成 messages = messages + [message] 只换了函数里的局部变量）"
     )
+    record_list_only_with_path: str = (
+        "没有 session_path 时，传进来的列表一条也没多（有 session_path 时却对了）：进内存这一步不该看"
+        "有没有 session_path，只有写磁盘才看它（本章图里的“sessionPath 存在时 appendSession”）"
+    )
     record_memory_ahead: str = (
         "写盘失败了，消息却已经进了内存：内存比磁盘多一条，下一次请求发出的就不是磁盘上的记录"
         "（先写磁盘、成功后再进内存，就不会这样）"
