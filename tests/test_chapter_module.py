@@ -78,15 +78,15 @@ def test_every_quote_is_the_chapters_text_byte_for_byte(name: str, text: str) ->
 
 
 # A quotation of the chapter in the notebooks' prose: a blockquote line, or “…” / 「…」 right
-# after a speaker (本章说、本章接着说、本章的原话、老z、小a 问、本章图里的 …) or opening a
+# after a speaker (本章说、本章接着说、本章的原话、本章“、老z、小a 问、本章图里的 …) or opening a
 # paragraph (after a blank line). Elsewhere a quoted phrase is the kit's own term
 # (“照搬本章的 Python”). `……` marks an omission; backticks, bold and spacing are the
 # notebook's typography, not the chapter's.
 SPEAKER = re.compile(
-    r"(?:(?:本章|老z|小a|正文)[^“”「」。\n]{0,10}?(?:说|问|原话\**|图里的|一步是|提醒)"
-    r"|老z|小a|^|\n\n)[ \t]*[：:]?[ \t]*$"  # a paragraph's start, not a wrapped line's
+    r"(?:(?:本章|老z|小a|正文)[^“”「」。\n]{0,10}?(?:说|问|原话\**|图里的|一步是|提醒|分工是)"
+    r"|本章|老z|小a|^|\n\n)[ \t]*[：:]?[ \t]*$"  # a paragraph's start, not a wrapped line's
 )
-QUOTING = sorted((ROOT / "notebooks").glob("0[1-7]*.ipynb"))  # 01-07 and 07a
+QUOTING = sorted((ROOT / "notebooks").glob("[0-9][0-9]*.ipynb"))  # every notebook
 
 
 def chapter_quotations(text: str) -> list[str]:
