@@ -955,10 +955,12 @@ _FORMS: dict[str, Callable[[Message], int]] = {  # json.dumps' defaults, and byt
 }
 
 
-def _forms_of(history: Sequence[Message], value: int, allowed: dict[int, str]) -> list[str]:
+def _forms_of(
+    history: Sequence[Message], lines: int, value: int, allowed: dict[int, str]
+) -> list[str]:
     """The ways of writing the lines (json.dumps' spaces or \\uXXXX, UTF-8 bytes) that, with
-    one of the chapter's separators, give a wrong estimate `value`."""
-    lines = sum(len(record_line(message)) for message in history)
+    one of the chapter's separators, give a wrong estimate `value` (`lines`: their length as
+    JSON.stringify writes them)."""
     totals = {name: sum(map(_FORMS[name], history)) for name in _FORMS}
     return [n for n, total in totals.items() if total != lines and value - total in allowed]
 
@@ -1024,7 +1026,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         else:
             detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
             if counted:
-                forms[len(results)] = _forms_of(history, value, allowed)
+                forms[len(results)] = _forms_of(history, lines, value, allowed)
         if in_utf16:
             # like with like: the reader's separators, counted in code points
             notes.append(f"{name}：{w.counted_utf16_units(value, value - (utf16 - lines))}")
