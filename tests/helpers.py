@@ -5,10 +5,15 @@ from __future__ import annotations
 import re
 import signal
 import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
@@ -25,6 +30,25 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
     return port
+
+
+def wait_until_serving(
+    url: str, token: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 90
+) -> None:
+    """Until the Jupyter server at `url` answers `/api/status`; fails with the end of its log
+    when it exits first or does not answer within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    request = urllib.request.Request(
+        f"{url}/api/status", headers={"Authorization": f"token {token}"}
+    )
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(request, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    what = "exited early" if process.poll() is not None else f"did not answer in {timeout} s"
+    pytest.fail(f"JupyterLab {what}:\n{log.read_text(encoding='utf-8', errors='replace')[-3000:]}")
 
 
 def multi_tool_history() -> list[Message]:

@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +32,7 @@ from mini_agent.teaching.text import words
 from mini_agent.teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
-from .helpers import HARD_KILL, free_port
+from .helpers import HARD_KILL, free_port, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "screenshots"
@@ -101,21 +100,6 @@ def write_lab_settings(settings: Path, extra: dict[str, dict[str, object]]) -> N
         target = settings / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values), encoding="utf-8")
-
-
-def wait_until_serving(lab: Lab, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if lab.process.poll() is not None:
-            pytest.fail(f"JupyterLab exited early:\n{lab.log.read_text(encoding='utf-8')[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{lab.url}/api/status?token={TOKEN}", timeout=2):
-                return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(
-        f"JupyterLab did not answer in {timeout} s:\n{lab.log.read_text(encoding='utf-8')[-3000:]}"
-    )
 
 
 def stop(lab: Lab) -> set[int]:
@@ -190,7 +174,7 @@ def running_lab(
     running = Lab(f"http://127.0.0.1:{port}", process, log)
     stopped: set[int] = set()
     try:
-        wait_until_serving(running)
+        wait_until_serving(running.url, TOKEN, running.process, running.log)
         yield running
     finally:
         stopped = stop(running)

@@ -18,7 +18,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -31,7 +30,7 @@ import kit
 from mini_agent.teaching.explorers import BudgetExplorer
 from mini_agent.teaching.saving import WIDGET_VIEW
 
-from .helpers import free_port
+from .helpers import free_port, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 ENVS = ROOT / ".cache" / "reader"
@@ -142,15 +141,7 @@ def test_the_lab_server_starts_there_and_saves_a_widgets_picture(
         server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=output)
     base, auth = f"http://127.0.0.1:{port}", {"Authorization": f"token {token}"}
     try:
-        for _ in range(600):
-            assert server.poll() is None, log.read_text(encoding="utf-8", errors="replace")
-            try:
-                with urllib.request.urlopen(
-                    urllib.request.Request(f"{base}/api/status", headers=auth)
-                ):
-                    break
-            except OSError:
-                time.sleep(0.1)
+        wait_until_serving(base, token, server, log)
         cell = {"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {},
                 "source": "explorer", "outputs": [{"output_type": "display_data", "metadata": {},
                 "data": dict(BudgetExplorer()._repr_mimebundle_())}]}  # fmt: skip
