@@ -262,6 +262,15 @@ def on_screen(*shown: Locator) -> None:
 
 
 def stop_1(stop: Stop) -> None:
+    # the data flow's three lines, each on one line of the projector, nothing scrolled sideways
+    pre = stop.page.locator(".jp-RenderedMarkdown pre", has_text="trim_context")
+    flow = pre.filter(has_text="append_session")
+    flow.scroll_into_view_if_needed()
+    shown = flow.evaluate(
+        "n => [n.textContent.trimEnd().split('\\n').length,"
+        " n.querySelector('code').getClientRects().length, n.scrollWidth - n.clientWidth]"
+    )
+    assert shown[:2] == [3, 3] and shown[2] <= 1, f"lines, rows, px past the edge: {shown}"
     stop.run("from mini_agent import (")
     stop.run("workdir = tempfile.TemporaryDirectory()")
     side = stop.show("messages = load_session(session_path)")
