@@ -530,19 +530,23 @@ def windows_cli_checks(python: str, work: Path, prefix: str) -> tuple[int, list[
     whole, torn = b'{"role":"user","content":"hi"}\n', b'{"role":"assistant","content":"cut'
     (work / "截断.jsonl").write_bytes(whole + torn)
     checks: list[tuple[list[str], int, tuple[str, ...]]] = [
-        (["--help"], 0, ("demo", "repair")),
-        (["demo", "--session", winpath(session)], 0, ("会话.jsonl",)),
-        (["check", winpath(session)], 0, ("会话.jsonl",)),
-        (["trim", winpath(session), "--max-chars", "200"], 0, ("200",)),
-        (["show", winpath(work / "表情.jsonl")], 0, ("你好", "\\U0001f600")),  # emoji: escaped
-        (["check", winpath(work / "坏行.jsonl")], 1, ("invalid session JSON at line 2",)),
-        (["repair", winpath(work / "截断.jsonl")], 0, ("截断.jsonl",)),
+        (["mini_agent", "--help"], 0, ("chat", "repair")),
+        (["teaching.demo", "--session", winpath(session)], 0, ("会话.jsonl",)),
+        (["mini_agent", "check", winpath(session)], 0, ("会话.jsonl",)),
+        (["mini_agent", "trim", winpath(session), "--max-chars", "200"], 0, ("200",)),
+        (["mini_agent", "show", winpath(work / "表情.jsonl")], 0, ("你好", "\\U0001f600")),
+        (
+            ["mini_agent", "check", winpath(work / "坏行.jsonl")],
+            1,
+            ("invalid session JSON at line 2",),
+        ),
+        (["mini_agent", "repair", winpath(work / "截断.jsonl")], 0, ("截断.jsonl",)),
     ]
     passed = 0
     failed: list[str] = []
     for arguments, expected, shown in checks:
-        named = f"python -m mini_agent {' '.join(arguments)}"
-        command = [python, "-m", "mini_agent", *arguments]
+        named = f"python -m {' '.join(arguments)}"  # the emoji of `show`: escaped
+        command = [python, "-m", *arguments]
         code, output = wine(command, cwd=work, echo=False, prefix=prefix)
         try:
             text = output.decode("gbk")  # what a console in code page 936 receives
@@ -670,7 +674,7 @@ def _is_pytest_summary(line: str) -> bool:
 
 
 WORKSPACES = ROOT / ".jupyter-workspaces"  # git-ignored
-SAVE_HOOK = "mini_agent.teaching.saving.pre_save_hook"
+SAVE_HOOK = "teaching.saving.pre_save_hook"
 
 
 def lab_options() -> list[str]:
@@ -941,7 +945,7 @@ def soak(args: argparse.Namespace) -> int:
 
 
 # --- argparse, in Chinese ------------------------------------------------------------------
-# mini_agent's CLI says argparse's words in Chinese through mini_agent/teaching/cli_text.py;
+# mini_agent's CLI says argparse's words in Chinese through mini_agent/cli_text.py;
 # kit.py runs before any environment exists, so it cannot import that table and keeps the few
 # words its own parsers print here.
 

@@ -16,8 +16,8 @@ import time
 from dataclasses import replace
 
 from mini_agent import AssistantMessage, Message, ToolMessage, estimate_context_chars
-from mini_agent.teaching.explorers import BudgetExplorer
-from mini_agent.teaching.samples import sample_session
+from teaching.explorers import BudgetExplorer
+from teaching.samples import sample_session
 
 TARGET_MS = 50.0
 

@@ -1,13 +1,13 @@
-"""`python -m mini_agent` (or `mini-agent`): look at, trim, demo and repair session files.
+"""`python -m mini_agent` (or `mini-agent`): look at, trim and repair session files, and chat.
 
 Plain argparse: each subcommand is a parser with its arguments and a `run(args) -> int`
-(`demo` and `chat` bring their own `add_arguments` and `run`, imported only when chosen). A
+(`chat` brings its own `add_arguments` and `run`, imported only when chosen). A
 command returns its exit code, or raises: `main` turns a `SessionFormatError`, a
 `ContextBudgetError` or an `OSError` into exit 1 with a message on stderr, never a traceback.
 Every line it prints goes through `visible`: a file's or a model's text, and a path, can hold
 ESC or U+202E, and a terminal would act on them.
 
-It speaks Chinese, its readers' language: every word is in `teaching.cli_text`, argparse's own
+It speaks Chinese, its readers' language: every word is in `cli_text`, argparse's own
 ones too (`ARGPARSE`, applied by `CommandParser` and `HelpFormatter` below: argparse's module
 and the process's gettext are left alone).
 """
@@ -27,9 +27,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, BinaryIO, NoReturn, TextIO
 
+from . import cli_text as text
 from . import durable
+from .cli_arguments import positive_int
+from .cli_text import ARGPARSE, COMMANDS
 from .context import ContextBudgetError, estimate_context_chars
 from .durable import CHUNK
+from .listing import SessionListing, TrimListing, UnitsListing
 from .messages import Message
 from .refusals import (
     HardLinkRefusedError,
@@ -39,17 +43,14 @@ from .refusals import (
 )
 from .repair import RepairRefusedError, repair_session, why_repair_refuses
 from .session import INVALID_JSON, SessionFormatError, parse_session_lines
-from .teaching import cli_text as text
-from .teaching.cli_arguments import positive_int
-from .teaching.cli_text import ARGPARSE, COMMANDS
 from .visible import visible, visible_line, visible_text
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
 EXCERPT_CHARS = 72
-# Subcommands whose code lives elsewhere (`demo` in the notebooks' apparatus, `chat` in the
-# live client): imported only when chosen; each has `add_arguments` (its options and its
-# description) and `run`. Their help line is in `COMMANDS`, like every other command's.
-ELSEWHERE = {"demo": "mini_agent.teaching.demo", "chat": "mini_agent.live.chat"}
+# Subcommands whose code lives elsewhere (`chat` in the live client): imported only when
+# chosen; each has `add_arguments` (its options and its description) and `run`. Their help
+# line is in `COMMANDS`, like every other command's.
+ELSEWHERE = {"chat": "mini_agent.live.chat"}
 # The kit's own refusals of a path (a link, a file others may write …): not the system's error.
 REFUSALS = (SymlinkRefusedError, HardLinkRefusedError, UntrustedFileError, NotARegularFileError)
 
@@ -175,10 +176,8 @@ def _show_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from .teaching.views import SessionView, UnitsView
-
     messages = read_session(args.file)
-    say(repr(UnitsView.of(messages) if args.units else SessionView(messages)))  # as in notebooks
+    say(repr(UnitsListing.of(messages) if args.units else SessionListing(messages)))
     return EXIT_OK
 
 
@@ -190,9 +189,7 @@ def _trim_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_trim(args: argparse.Namespace) -> int:
-    from .teaching.views import TrimView
-
-    view = TrimView(read_session(args.file), args.max_chars)
+    view = TrimListing(read_session(args.file), args.max_chars)
     say(repr(view))
     if view.failure is not None:
         lines = text.budget_error(visible(args.file), view.failure, args.max_chars)
@@ -383,15 +380,16 @@ def _program_name() -> str:
     return name if name == "mini-agent" else "python -m mini_agent"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand; return its exit code (the parser exits `EXIT_USAGE` itself on a
+def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Run one subcommand (of `parser`, a parser whose arguments carry their `run`; by
+    default this program's); return its exit code (the parser exits `EXIT_USAGE` itself on a
     usage error). Touches no global state: a library may call it."""
-    parser = build_parser()
+    parser = parser or build_parser()
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)
     except SessionFormatError as err:
-        say(format_error(err, parser.prog), sys.stderr)
+        say(format_error(err, getattr(args, "prog", parser.prog)), sys.stderr)
         return EXIT_PROBLEM
     except ContextBudgetError as err:
         budget = getattr(args, "max_chars", None)
@@ -406,13 +404,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def program() -> NoReturn:
-    """The process entry (`python -m mini_agent`, the `mini-agent` script): this process's
-    own streams never fail on a character its terminal's encoding lacks, then `main`."""
+def program(entry: Callable[[], int] = main) -> NoReturn:
+    """The process entry (`python -m mini_agent`, the `mini-agent` script, or another
+    program's `entry`): this process's own streams never fail on a character its terminal's
+    encoding lacks, then `entry`."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    sys.exit(main())
+    sys.exit(entry())
 
 
 def _os_error(prog: str, err: OSError) -> str:

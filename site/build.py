@@ -252,7 +252,7 @@ def sample_sessions(folder: Path) -> dict[str, str]:
     sys.path.insert(0, str(ROOT))
     try:
         from mini_agent import SessionFormatError, load_session
-        from mini_agent.teaching.samples import sample_session_text
+        from teaching.samples import sample_session_text
     finally:
         sys.path.remove(str(ROOT))
     lines = sample_session_text().splitlines(keepends=True)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
 
-from mini_agent.teaching.samples import sample_session
-from mini_agent.teaching.views import TrimView
+from teaching.samples import sample_session
+from teaching.views import TrimView
 
 
 def drag_budget_slider(page: Page, explorer: Locator, before: Path, after: Path) -> None:

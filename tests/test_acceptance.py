@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from mini_agent.teaching import acceptance, extras
+from teaching import acceptance, extras
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -26,10 +26,10 @@ import pytest
 from playwright.sync_api import Locator, Page, expect, sync_playwright
 
 import kit
-from mini_agent.teaching.explorer_logic import scan_position_text
-from mini_agent.teaching.samples import chapter_picture
-from mini_agent.teaching.text import words
-from mini_agent.teaching.trace import scan_steps
+from teaching.explorer_logic import scan_position_text
+from teaching.samples import chapter_picture
+from teaching.text import words
+from teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
 from .helpers import HARD_KILL, free_port, wait_until_serving

@@ -31,11 +31,11 @@ from mini_agent.chapter.context import context_units as literal_units
 from mini_agent.chapter.context import estimate_context_chars as chapter_estimate
 from mini_agent.chapter.context import trim_context as chapter_trim
 from mini_agent.session import calls
-from mini_agent.teaching import book, mistakes
-from mini_agent.teaching.errors import NoErrorRaised, show_error
-from mini_agent.teaching.source import FROM_THE_CHAPTER, MIN_COLUMN, show_source, source_of
-from mini_agent.teaching.text import words
-from mini_agent.teaching.unprivileged import run_unprivileged
+from teaching import book, mistakes
+from teaching.errors import NoErrorRaised, show_error
+from teaching.source import FROM_THE_CHAPTER, MIN_COLUMN, show_source, source_of
+from teaching.text import words
+from teaching.unprivileged import run_unprivileged
 
 from .platforms import FORK_AND_SETUID, posix_only
 

@@ -25,7 +25,7 @@ from mini_agent import (
 )
 from mini_agent.chapter import agent as chapter_agent
 from mini_agent.chapter import session as chapter_session
-from mini_agent.teaching.exercises import parse_cases
+from teaching.exercises import parse_cases
 
 HISTORY: list[Message] = [
     UserMessage("读一下 a.txt"),

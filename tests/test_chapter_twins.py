@@ -38,7 +38,7 @@ from mini_agent.chapter import context as chapter_context
 from mini_agent.chapter import session as chapter_session
 from mini_agent.json_form import JSON
 from mini_agent.messages import record_line
-from mini_agent.teaching import demo06
+from teaching import demo06
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -34,10 +34,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, FloatRect, Locator, Page, expect, sync_playwright
 
-from mini_agent.teaching.explorer_logic import scan_position_text
-from mini_agent.teaching.samples import chapter_picture
-from mini_agent.teaching.text import words
-from mini_agent.teaching.trace import scan_steps
+from teaching.explorer_logic import scan_position_text
+from teaching.samples import chapter_picture
+from teaching.text import words
+from teaching.trace import scan_steps
 
 from .test_browser import (
     CHROMIUM,
@@ -305,7 +305,7 @@ def stop_1(stop: Stop) -> None:
 
 
 def stop_2(stop: Stop) -> None:
-    stop.run("from mini_agent.teaching.explorers import SessionEditor")
+    stop.run("from teaching.explorers import SessionEditor")
     editor = stop.run("editor = SessionEditor()")
     text = editor.locator("textarea")
     assert text.evaluate("node => getComputedStyle(node).whiteSpace") == "pre-wrap"
@@ -403,7 +403,7 @@ WORD_AT = """(row, word) => {
 
 
 def stop_3(stop: Stop) -> None:
-    stop.run("from mini_agent.teaching.explorers import UnitScanStepper")
+    stop.run("from teaching.explorers import UnitScanStepper")
     stop.run("history = chapter_picture()")
     stepper = stop.show("stepper = UnitScanStepper(history)")  # its buttons at the top
     # the play control's buttons keep their icons at 150 % (no "▶ .." ellipsis)
@@ -440,7 +440,7 @@ def stop_3(stop: Stop) -> None:
 
 
 def stop_4(stop: Stop) -> None:
-    stop.run("from mini_agent.teaching.explorers import BudgetExplorer")
+    stop.run("from teaching.explorers import BudgetExplorer")
     explorer = stop.run("explorer = BudgetExplorer()")
     fits_the_projector(explorer)
     readout = explorer.locator(".widget-readout")
@@ -636,7 +636,7 @@ def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab, browser: Bro
         # the explorer ran, then the kernel restarted (内核 → 重启内核): the notebook RISE saves
         # and shows still holds the old kernel's widget
         stop = Stop(page)
-        stop.run("from mini_agent.teaching.explorers import BudgetExplorer")
+        stop.run("from teaching.explorers import BudgetExplorer")
         stop.run("explorer = BudgetExplorer()")
         # 内核 → 重启内核…, by its id; not awaited: it resolves once its dialog is answered
         page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:restart'); }")
@@ -644,7 +644,7 @@ def test_slides_show_05s_live_slider_and_stay_on_loopback(lab: Lab, browser: Bro
         expect(page.locator(".jp-Dialog")).to_have_count(0)
         expect(kernel_idle(page)).to_be_visible(timeout=60_000)
         restarted = Stop(page)  # 95: first the import cell, in the new kernel
-        restarted.run("from mini_agent.teaching.explorers import BudgetExplorer")
+        restarted.run("from teaching.explorers import BudgetExplorer")
         # the tooltip 95 quotes is the one the notebook's slideshow button shows
         button = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Toolbar [title*='Reveal']")
         expect(button).to_have_count(1)

@@ -23,21 +23,22 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     append_session,
+    cli_text,
     load_session,
 )
 from mini_agent.cli import ELSEWHERE, EXIT_USAGE, argparse_text, build_parser, columns, main
+from mini_agent.cli_text import ARGPARSE, COMMANDS
+from mini_agent.listing import SessionListing, TrimListing, UnitsListing
 from mini_agent.live import chat
 from mini_agent.messages import record_line
-from mini_agent.teaching import cli_text, demo
-from mini_agent.teaching.cli_text import ARGPARSE, COMMANDS
-from mini_agent.teaching.views import SessionView, TrimView, UnitsView
 from mini_agent.visible import visible_line
+from teaching import demo
 
 from .helpers import english_prose, multi_tool_history
 from .platforms import MODE_BITS, PEAK_MEMORY, SYMLINKS, posix_only
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBCOMMANDS = ["check", "show", "trim", "demo", "chat", "repair"]
+SUBCOMMANDS = ["check", "show", "trim", "chat", "repair"]
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,9 @@ def test_every_command_has_help_that_documents_the_exit_codes(
 @pytest.mark.parametrize(
     "args",
     [[], ["nope"], ["check"], ["trim", "s.jsonl"], ["trim", "s.jsonl", "--max-chars", "0"],
-     ["trim", "s.jsonl", "--max-chars", "ten"], ["demo"], ["show", "s.jsonl", "--bogus"]],
+     ["trim", "s.jsonl", "--max-chars", "ten"], ["show", "s.jsonl", "--bogus"]],
     ids=["no-command", "unknown-command", "no-file", "no-budget", "zero-budget", "text-budget",
-         "no-session", "unknown-option"],
+         "unknown-option"],
 )  # fmt: skip
 def test_usage_errors_exit_2(session: Path, args: list[str]) -> None:
     run = cli(*args, cwd=session.parent)
@@ -284,20 +285,20 @@ def test_permission_denied_exits_1_without_a_traceback(
 
 def test_show_prints_the_session_view_as_notebooks_do(session: Path) -> None:
     run = cli("show", "s.jsonl", cwd=session.parent)
-    assert run == Run(0, repr(SessionView(multi_tool_history())) + "\n", "")
+    assert run == Run(0, repr(SessionListing(multi_tool_history())) + "\n", "")
     assert run.out.startswith("4 条消息，353 字符\n  [0] user             read two files\n")
 
 
 def test_show_units_groups_calls_with_their_results(session: Path) -> None:
     run = cli("show", "--units", "s.jsonl", cwd=session.parent)
-    assert run == Run(0, repr(UnitsView.of(multi_tool_history())) + "\n", "")
+    assert run == Run(0, repr(UnitsListing.of(multi_tool_history())) + "\n", "")
     assert "单元 2: [assistant(a,b) | tool a | tool b]  310 字符" in run.out
 
 
 def test_trim_shows_kept_and_dropped_units(session: Path) -> None:
     append_session(session, UserMessage("and now?"))
     run = cli("trim", "s.jsonl", "--max-chars", "360", cwd=session.parent)
-    assert run == Run(0, repr(TrimView(load_session(session), 360)) + "\n", "")
+    assert run == Run(0, repr(TrimListing(load_session(session), 360)) + "\n", "")
     assert run.out.splitlines() == [
         "预算 360 字符：保留 2/3 个单元、4/5 条消息，用了 347 字符",
         "  丢弃 单元 1: [user]  43 字符",
@@ -329,87 +330,6 @@ def test_trim_of_an_empty_session_cannot_be_empty(tmp_path: Path) -> None:
             "  释义：裁剪后一个单元也没有（历史为空），上下文不能为空",
         ),
     )
-
-
-# --- demo ---------------------------------------------------------------------------------------------
-
-
-def test_demo_runs_a_multi_tool_conversation_and_resumes_from_disk(tmp_path: Path) -> None:
-    first = cli("demo", "--session", "d.jsonl", cwd=tmp_path)
-    assert first == Run(
-        0,
-        lines(
-            "d.jsonl: 这次运行前磁盘上有 0 条消息",
-            "user: 读一下 plan.txt 和 notes.txt",
-            "第 1 次请求：磁盘上 1 条消息，53 字符；发出 1 条消息，53 字符（不设预算）",
-            "第 2 次请求：磁盘上 4 条消息，395 字符；发出 4 条消息，395 字符（不设预算）",
-            "assistant: plan.txt 说要裁剪；notes.txt 说只保留整个单元",
-            "d.jsonl: 磁盘上现在有 5 条消息，476 字符",
-        ),
-        "",
-    )
-    second = cli("demo", "--session", "d.jsonl", "--max-chars", "400", cwd=tmp_path)
-    assert second == Run(
-        0,
-        lines(
-            "d.jsonl: 这次运行前磁盘上有 5 条消息",
-            "user: 哪个文件提到了预算？",
-            "第 1 次请求：磁盘上 6 条消息，515 字符；发出 2 条消息，120 字符（预算 400）",
-            "第 2 次请求：磁盘上 8 条消息，750 字符；发出 4 条消息，355 字符（预算 400）",
-            "assistant: 两个都提到了：plan.txt 和 notes.txt",
-            "d.jsonl: 磁盘上现在有 9 条消息，826 字符",
-        ),
-        "",
-    )
-    assert len(load_session(tmp_path / "d.jsonl")) == 9
-
-
-def test_demo_records_an_unknown_tool_as_an_error_result(tmp_path: Path) -> None:
-    for _ in range(3):
-        run = cli("demo", "--session", "d.jsonl", cwd=tmp_path)
-        assert run.code == 0
-    assert "unknown tool: write" in (tmp_path / "d.jsonl").read_text(encoding="utf-8")
-    assert "tool write-1!" in cli("show", "d.jsonl", cwd=tmp_path).out
-
-
-def test_demo_stops_with_the_budget_error_says_what_it_needs_and_keeps_the_session(
-    tmp_path: Path,
-) -> None:
-    run = cli("demo", "--session", "d.jsonl", "--max-chars", "200", cwd=tmp_path)
-    assert run.code == 1
-    assert run.out.splitlines()[-1] == (
-        "第 1 次请求：磁盘上 1 条消息，53 字符；发出 1 条消息，53 字符（预算 200）"
-    )
-    needed = demo.smallest_budget()
-    assert run.err == lines(
-        "d.jsonl: context budget cannot contain the smallest consistent message unit",
-        "  释义：预算连最新的那个一致单元都装不下",
-        f"  预算 200 字符装不下：最新的一致单元要 {needed} 个字符，--max-chars 至少 {needed}",
-    )
-    assert cli("check", "d.jsonl", cwd=tmp_path).code == 0  # what was recorded still loads
-
-
-def test_the_demos_smallest_budget_is_the_least_every_run_fits(tmp_path: Path) -> None:
-    needed = demo.smallest_budget()
-    help_text = cli("demo", "--help", cwd=tmp_path).out
-    assert f"本演示不报错的最小预算：--max-chars {needed}（每次请求最新的一致单元都装得下）。" in (
-        help_text
-    )
-    assert f"本演示不报错的最小预算是 {needed}" in help_text
-    for _ in range(len(demo.SCRIPTS) + 1):  # every script, and the first again on its history
-        run = cli("demo", "--session", "enough.jsonl", "--max-chars", str(needed), cwd=tmp_path)
-        assert (run.code, run.err) == (0, "")
-    failures = []
-    for _ in range(len(demo.SCRIPTS)):  # one budget less: some run cannot send its newest unit
-        run = cli("demo", "--session", "less.jsonl", "--max-chars", str(needed - 1), cwd=tmp_path)
-        failures += [run.err] if run.code else []
-    assert failures and all(f"--max-chars 至少 {needed}" in err for err in failures)
-
-
-def test_demo_refuses_a_damaged_session(session: Path) -> None:
-    session.write_bytes(session.read_bytes() + b"{oops}\n")
-    run = cli("demo", "--session", "s.jsonl", cwd=session.parent)
-    assert run.code == 1 and run.err.startswith("s.jsonl:5: invalid session JSON at line 5")
 
 
 # --- repair -------------------------------------------------------------------------------------------
@@ -595,10 +515,8 @@ def test_show_piped_into_a_reader_that_stops_early_is_quiet(tmp_path: Path) -> N
 # --- plain argparse ------------------------------------------------------------------------------
 
 
-def test_demo_and_chat_bring_their_own_arguments_and_run() -> None:
+def test_chat_brings_its_own_arguments_and_run() -> None:
     parser = build_parser("mini-agent")
-    args = parser.parse_args(["demo", "--session", "f", "--max-chars", "9"])
-    assert (args.run, args.session, args.max_chars) == (demo.run, "f", 9)
     chat_args = ["chat", "--session", "f", "--base-url", "http://127.0.0.1:1/v1", "--model", "m"]
     args = parser.parse_args([*chat_args, "--timeout", "2.5"])
     assert (args.run, args.timeout) == (chat.run, 2.5)
@@ -616,14 +534,8 @@ def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(
 
 # --- what the CLI imports, and whose streams it touches ----------------------------------------
 
-# the CLI's words: small modules, no views, no widgets, no live client
-WORDING = [
-    "mini_agent.teaching",
-    "mini_agent.teaching.cli_arguments",
-    "mini_agent.teaching.cli_text",
-    "mini_agent.teaching.glosses",
-    "mini_agent.teaching.text",
-]
+# the CLI's own modules only: never the notebooks' apparatus, IPython or widgets; the live
+# client only for `chat`
 IMPORTED = """
 import sys
 from mini_agent.cli import main
@@ -631,31 +543,29 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-print(" ".join(sorted(m for m in sys.modules if m.startswith(("mini_agent.teaching",
-                                                              "mini_agent.live")))))
+print(" ".join(sorted(m for m in sys.modules
+                      if m.split(".")[0] in ("teaching", "IPython", "ipywidgets")
+                      or m.startswith("mini_agent.live"))))
 """
 
 
 @pytest.mark.parametrize(
     ("args", "imported"),
     [(["check", "s.jsonl"], ""), (["repair", "s.jsonl"], ""), (["--help"], ""),
-     (["show", "s.jsonl"], "mini_agent.teaching.views"),
-     (["demo", "--help"], "mini_agent.teaching.demo"),
+     (["show", "s.jsonl"], ""), (["trim", "s.jsonl", "--max-chars", "99"], ""),
      (["chat", "--help"], "mini_agent.live.chat")],
-    ids=["check", "repair", "help", "show", "demo", "chat"],
+    ids=["check", "repair", "help", "show", "trim", "chat"],
 )  # fmt: skip
 def test_a_command_imports_only_what_it_runs(session: Path, args: list[str], imported: str) -> None:
     done = subprocess.run([sys.executable, "-c", IMPORTED, *args], cwd=session.parent,
                           capture_output=True, encoding="utf-8", timeout=60, check=True)  # fmt: skip
     modules = done.stdout.splitlines()[-1].split()
-    assert set(WORDING) <= set(modules), modules  # every command speaks
-    assert (imported in modules) if imported else set(modules) == set(WORDING), modules
-    assert "mini_agent.live.chat" not in modules or args[0] == "chat", modules
-    assert "mini_agent.teaching.demo" not in modules or args[0] == "demo", modules
+    assert (imported in modules) if imported else modules == [], modules
+    assert not [m for m in modules if not m.startswith("mini_agent.live")], modules
 
 
 def test_a_command_elsewhere_is_named_by_its_module_and_worded_like_the_others() -> None:
-    assert {"demo": demo.__name__, "chat": chat.__name__} == ELSEWHERE
+    assert {"chat": chat.__name__} == ELSEWHERE
     assert set(COMMANDS) == {"check", "show", "trim", "repair", *ELSEWHERE}
 
 
@@ -696,14 +606,18 @@ QUOTED_AFTER = (cli_text.OS_ERROR, cli_text.REFUSED_FILE, cli_text.REPAIR_REFUSE
 
 def said(*args: str) -> str:
     """All that `main(args)` prints, out and err, run in this process (a usage error or a help
-    exits: that is part of what it does)."""
+    exits: that is part of what it does); `demo …` is the notebooks' `python -m teaching.demo`,
+    built on this command line's parser."""
     out, err = io.StringIO(), io.StringIO()
     with (
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
         contextlib.suppress(SystemExit),
     ):
-        main(list(args))
+        if args[:1] == ("demo",):
+            demo.main(list(args[1:]))
+        else:
+            main(list(args))
     return out.getvalue() + err.getvalue()
 
 
@@ -715,7 +629,7 @@ def chinese_samples(folder: Path) -> dict[str, str]:
     complete = (folder / "s.jsonl").read_bytes()
     (folder / "torn.jsonl").write_bytes(complete + '{"role":"user","content":"写到'.encode())
     (folder / "bad.jsonl").write_bytes(complete + b'{"role":"nope","content":"x"}\n')
-    runs = [*HELPS, *USAGE_ERRORS, ["check", "s.jsonl"], ["show", "s.jsonl"],
+    runs = [*HELPS, ["demo", "--help"], *USAGE_ERRORS, ["check", "s.jsonl"], ["show", "s.jsonl"],
             ["show", "--units", "s.jsonl"], ["trim", "s.jsonl", "--max-chars", "500"],
             ["trim", "s.jsonl", "--max-chars", "10"], ["check", "bad.jsonl"],
             ["check", "torn.jsonl"], ["repair", "torn.jsonl"], ["repair", "torn.jsonl"],
@@ -756,7 +670,7 @@ def test_the_prose_check_finds_english(tmp_path: Path) -> None:
     assert english_prose("  3 | the file's own line") == []
 
 
-@pytest.mark.parametrize("args", HELPS, ids=" ".join)
+@pytest.mark.parametrize("args", [*HELPS, ["demo", "--help"]], ids=" ".join)
 def test_every_help_fits_80_columns_of_a_terminal(
     args: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -826,7 +740,7 @@ NOT_IN_THE_TABLE = {
 ARGPARSE_HERE = """
 import argparse, ast, contextlib, inspect, io, json, sys
 from mini_agent.cli import main
-from mini_agent.teaching.cli_text import ARGPARSE
+from mini_agent.cli_text import ARGPARSE
 tree = ast.parse(inspect.getsource(argparse))
 constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
 msgids = sorted(

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from mini_agent import ContextBudgetError, load_session, run_agent
-from mini_agent.teaching import demo06
-from mini_agent.teaching.demo06 import FIRST_RUN, RESTART, TOO_SMALL, Demo06, fresh_demo
-from mini_agent.teaching.source import show_source
-from mini_agent.teaching.views import RunView
+from teaching import demo06
+from teaching.demo06 import FIRST_RUN, RESTART, TOO_SMALL, Demo06, fresh_demo
+from teaching.source import show_source
+from teaching.views import RunView
 
 
 @pytest.fixture
@@ -91,5 +91,5 @@ def test_the_demos_repr_names_no_folder(demo: Demo06) -> None:
 
 def test_the_read_tool_is_shown_by_the_name_the_prose_uses() -> None:
     title = repr(show_source(demo06.read_file)).splitlines()[0]
-    assert title == "── 本包的示例（mini_agent/teaching/samples.py）：read_file ──"
+    assert title == "── 本包的示例（teaching/samples.py）：read_file ──"
     assert "<locals>" not in title

@@ -24,7 +24,7 @@ from mini_agent import (
 )
 from mini_agent.chapter import session as chapter_session
 from mini_agent.messages import record_line
-from mini_agent.teaching.exercises import (
+from teaching.exercises import (
     _LONE_CR,
     CALLS_CASES,
     DISCRIMINATION_CASES,
@@ -39,7 +39,7 @@ from mini_agent.teaching.exercises import (
     run_cases,
     shown,
 )
-from mini_agent.teaching.style import palette
+from teaching.style import palette
 
 
 def double(x: int) -> int:

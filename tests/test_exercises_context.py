@@ -28,8 +28,8 @@ from mini_agent.chapter.context import estimate_context_chars as literal_estimat
 from mini_agent.chapter.context import trim_context as literal_trim
 from mini_agent.messages import record_line
 from mini_agent.session import PathLike
-from mini_agent.teaching import buggy, demo06
-from mini_agent.teaching.exercises import (
+from teaching import buggy, demo06
+from teaching.exercises import (
     RECORD_CHAPTER_ORDER_NOTE,
     CheckReport,
     check_context_max_chars,
@@ -41,8 +41,8 @@ from mini_agent.teaching.exercises import (
     separator_readings,
     smallest_budget_keeping_question,
 )
-from mini_agent.teaching.samples import chapter_picture
-from mini_agent.teaching.text import words
+from teaching.samples import chapter_picture
+from teaching.text import words
 
 Units = list[list[Message]]
 

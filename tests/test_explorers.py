@@ -17,21 +17,21 @@ from mini_agent import (
     load_session,
     trim_context,
 )
+from mini_agent.glosses import gloss_line
 from mini_agent.messages import record_line
 from mini_agent.session import parse_session_text
-from mini_agent.teaching.explorer_logic import (
+from teaching.explorer_logic import (
     RunFrame,
     check_session_text,
     frame_text,
     scan_position_text,
 )
-from mini_agent.teaching.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
-from mini_agent.teaching.glosses import gloss_line
-from mini_agent.teaching.samples import chapter_picture, sample_session, sample_session_text
-from mini_agent.teaching.style import palette
-from mini_agent.teaching.text import request_line
-from mini_agent.teaching.trace import label, scan_steps
-from mini_agent.teaching.views import SessionView, TrimView
+from teaching.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
+from teaching.samples import chapter_picture, sample_session, sample_session_text
+from teaching.style import palette
+from teaching.text import request_line
+from teaching.trace import label, scan_steps
+from teaching.views import SessionView, TrimView
 
 from .helpers import multi_tool_history
 

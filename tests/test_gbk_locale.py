@@ -111,7 +111,7 @@ SAID = {  # the end of the first line each command prints on the session above
 
 @pytest.mark.parametrize(
     ("command", "code"),
-    [(["--help"], 0), (["demo", "--help"], 0), (["chat", "--help"], 0),
+    [(["--help"], 0), (["-m", "teaching.demo", "--help"], 0), (["chat", "--help"], 0),
      (["repair", "torn.jsonl"], 0), (["trim", "session.jsonl"], 2),
      (["trim", "session.jsonl", "--max-chars", "10"], 1), (["check", "missing.jsonl"], 1)],
     ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
@@ -121,7 +121,8 @@ def test_the_clis_own_words_reach_a_gbk_console_as_themselves(
 ) -> None:
     session_file(tmp_path)
     (tmp_path / "torn.jsonl").write_bytes(b'{"role":"user","content":"x"}\n{"role":"us')
-    done = run_gbk("-m", "mini_agent", *command, cwd=tmp_path)
+    program = [] if command[0] == "-m" else ["-m", "mini_agent"]
+    done = run_gbk(*program, *command, cwd=tmp_path)
     assert done.returncode == code
     own = gbk_text(done.stderr if code else done.stdout)  # what the CLI says, not the file
     assert re.search("[\u4e00-\u9fff]{4}", own), own  # Chinese, and as itself:
@@ -164,9 +165,7 @@ def test_a_session_round_trip_under_gbk_writes_utf8(tmp_path: Path) -> None:
 
 def test_the_demo_under_gbk_resumes_and_writes_utf8(tmp_path: Path) -> None:
     for arguments in (["--max-chars", "2000"], [], ["--max-chars", "2000"]):
-        done = run_gbk(
-            "-m", "mini_agent", "demo", "--session", "demo.jsonl", *arguments, cwd=tmp_path
-        )
+        done = run_gbk("-m", "teaching.demo", "--session", "demo.jsonl", *arguments, cwd=tmp_path)
         assert done.returncode == 0, gbk_text(done.stderr)
         assert "这次运行前磁盘上有" in gbk_text(done.stdout)
     written = (tmp_path / "demo.jsonl").read_bytes()

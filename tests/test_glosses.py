@@ -15,8 +15,8 @@ from mini_agent import (
     load_session,
     trim_context,
 )
-from mini_agent.teaching.errors import show_error
-from mini_agent.teaching.glosses import gloss, gloss_shown, gloss_text
+from mini_agent.glosses import gloss, gloss_shown, gloss_text
+from teaching.errors import show_error
 
 TRAILING_COMMA = (
     "第 30 列应当是带双引号的键" if sys.version_info < (3, 13) else "第 29 列多了一个结尾逗号"
@@ -142,7 +142,7 @@ def test_the_message_constructors_type_errors_are_glossed() -> None:
 
 def test_an_exercise_report_glosses_the_errors_it_quotes() -> None:
     from mini_agent import ToolMessage
-    from mini_agent.teaching.exercises import check_parse_session_message
+    from teaching.exercises import check_parse_session_message
 
     def careless(value: object) -> object:
         assert isinstance(value, dict)
@@ -203,7 +203,7 @@ def test_every_refusal_reason_of_repair_is_glossed(tmp_path: Path) -> None:
 
 def test_the_demos_read_tool_errors_are_glossed() -> None:
     from mini_agent.json_form import JSON
-    from mini_agent.teaching import demo06
+    from teaching import demo06
 
     cases: tuple[tuple[JSON, str], ...] = (
         (None, "read 工具的输入必须是带字符串 path 的对象"),

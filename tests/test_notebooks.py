@@ -149,7 +149,7 @@ def notebook_sources() -> str:
 
 
 def test_every_chapter_table_runs_with_a_column_for_the_package() -> None:
-    from mini_agent.teaching import book
+    from teaching import book
 
     sources = notebook_sources()
     for name, value in vars(book).items():
@@ -158,7 +158,7 @@ def test_every_chapter_table_runs_with_a_column_for_the_package() -> None:
 
 
 def test_every_chapter_excerpt_is_shown_somewhere() -> None:
-    from mini_agent.teaching import book
+    from teaching import book
 
     sources = notebook_sources()
     for name, value in vars(book).items():

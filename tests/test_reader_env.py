@@ -27,8 +27,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 import kit
-from mini_agent.teaching.explorers import BudgetExplorer
-from mini_agent.teaching.saving import WIDGET_VIEW
+from teaching.explorers import BudgetExplorer
+from teaching.saving import WIDGET_VIEW
 
 from .helpers import free_port, wait_until_serving
 

@@ -95,7 +95,7 @@ def reader_facing() -> list[tuple[str, str]]:
                 texts.append("".join(output.get("data", {}).get("text/plain", "")))
             found += [(f"{path.name} cell {number}", text) for text in texts]
     for module in ("text.py", "acceptance.py", "extras.py"):
-        source = ROOT / "mini_agent" / "teaching" / module
+        source = ROOT / "teaching" / module
         found.append((f"teaching/{module}", source.read_text(encoding="utf-8")))
     return found
 

@@ -15,8 +15,8 @@ from mini_agent import (
     estimate_context_chars,
     run_agent,
 )
-from mini_agent.teaching.style import palette
-from mini_agent.teaching.views import RunView, ScanView, align_requests
+from teaching.style import palette
+from teaching.views import RunView, ScanView, align_requests
 
 from .helpers import multi_tool_history
 

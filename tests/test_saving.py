@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import kit
-from mini_agent.teaching.explorers import BudgetExplorer
-from mini_agent.teaching.saving import WIDGET_VIEW, drop_widget_views, pre_save_hook
+from teaching.explorers import BudgetExplorer
+from teaching.saving import WIDGET_VIEW, drop_widget_views, pre_save_hook
 
 VIEW = {"version_major": 2, "version_minor": 0, "model_id": "f00d"}
 

@@ -46,10 +46,10 @@ from mini_agent import (
 )
 from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
-from mini_agent.teaching.explorer_logic import scan_position_text
-from mini_agent.teaching.explorers import SessionEditor
-from mini_agent.teaching.samples import chapter_picture
-from mini_agent.teaching.trace import scan_steps
+from teaching.explorer_logic import scan_position_text
+from teaching.explorers import SessionEditor
+from teaching.samples import chapter_picture
+from teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
 from .helpers import stored_output_text

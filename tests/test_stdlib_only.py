@@ -1,9 +1,10 @@
 """The package itself needs only the standard library; the heavy extras stay optional.
 
 A fresh interpreter refuses to import anything outside the standard library, then imports the
-package and each of its modules and runs the command line's help: all of it must work. Only
-the widgets (`explorers`, the `notebooks` extra) need a package from PyPI; the live client
-imports httpx only if it is there (the `live` extra) and says so when it is used without it.
+package and each of its modules and runs the command line's help: all of it must work, and it
+never reaches the notebooks' apparatus (`teaching`). Of the apparatus only the widgets
+(`explorers`, the `notebooks` extra) need a package from PyPI; the live client imports httpx
+only if it is there (the `live` extra) and says so when it is used without it.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import json
 import subprocess
 import sys
 
-NEEDS_AN_EXTRA = {"explorers": "ipywidgets"}
-
 SCRIPT = """
 import contextlib, importlib, importlib.abc, io, json, pkgutil, sys
 before = set(sys.modules)  # what site loaded at start-up is not the package's doing
@@ -21,15 +20,14 @@ before = set(sys.modules)  # what site loaded at start-up is not the package's d
 class OnlyTheStandardLibrary(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         root = name.split(".")[0]
-        if root not in sys.stdlib_module_names and root != "mini_agent":
+        if root not in sys.stdlib_module_names and root not in ("mini_agent", "teaching"):
             raise ModuleNotFoundError(f"blocked: {name}", name=name)
         return None
 
 sys.meta_path.insert(0, OnlyTheStandardLibrary())
 import mini_agent
-skipped = set(json.loads(sys.argv[1]))
-for module in pkgutil.walk_packages(mini_agent.__path__, "mini_agent."):  # teaching, live too
-    if module.name.rsplit(".", 1)[-1] not in skipped | {"__main__"}:
+for module in pkgutil.walk_packages(mini_agent.__path__, "mini_agent."):  # live too
+    if module.name.rsplit(".", 1)[-1] != "__main__":
         importlib.import_module(module.name)
 from mini_agent.cli import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -50,9 +48,8 @@ print(json.dumps({"modules": sorted(set(sys.modules) - before), "help_exit": cod
 
 
 def run_isolated() -> dict[str, object]:
-    argument = json.dumps(sorted(NEEDS_AN_EXTRA))
     run = subprocess.run(
-        [sys.executable, "-c", SCRIPT, argument], capture_output=True, encoding="utf-8", check=True
+        [sys.executable, "-c", SCRIPT], capture_output=True, encoding="utf-8", check=True
     )
     result: dict[str, object] = json.loads(run.stdout)
     return result
@@ -64,7 +61,7 @@ def test_the_package_and_its_cli_work_with_only_the_standard_library() -> None:
     assert isinstance(modules, list)
     assert "mini_agent.session" in modules and "mini_agent.live.chat" in modules
     roots = {name.split(".")[0] for name in modules}
-    assert sorted(roots - set(sys.stdlib_module_names) - {"mini_agent"}) == []
+    assert sorted(roots - set(sys.stdlib_module_names) - {"mini_agent"}) == []  # no `teaching`
     assert result["help_exit"] == 0 and "check" in str(result["help"])
 
 
@@ -73,10 +70,10 @@ def test_the_live_client_without_its_extra_says_how_to_get_it() -> None:
 
 
 def test_only_the_widgets_need_a_package_from_pypi() -> None:
-    module = "mini_agent.teaching.explorers"
+    module = "teaching.explorers"
     blocked = SCRIPT.split("import mini_agent")[0] + f"import {module}\n"
     run = subprocess.run([sys.executable, "-c", blocked], capture_output=True, encoding="utf-8")
-    assert run.returncode != 0 and f"blocked: {NEEDS_AN_EXTRA['explorers']}" in run.stderr
+    assert run.returncode != 0 and "blocked: ipywidgets" in run.stderr
 
 
 def test_the_cli_imports_httpx_only_when_chat_talks_to_a_model() -> None:

@@ -10,7 +10,7 @@ from hypothesis import given
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, context_units
 from mini_agent.chapter.context import context_units as literal_units
-from mini_agent.teaching.trace import ScanStep, scan_steps
+from teaching.trace import ScanStep, scan_steps
 
 from .helpers import multi_tool_history
 from .test_properties import histories

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from mini_agent.teaching.style import palette, set_display
-from mini_agent.teaching.trace import label
-from mini_agent.teaching.views import (
+from teaching.style import palette, set_display
+from teaching.trace import label
+from teaching.views import (
     FileView,
     RunView,
     ScanView,
@@ -284,7 +284,7 @@ def test_unit_numbers_line_up_from_ten_units_on() -> None:
 
 
 def test_visible_line_escapes_only_what_cannot_be_seen() -> None:
-    from mini_agent.teaching.views import visible_line
+    from teaching.views import visible_line
 
     line = '{"role":"user","content":"a\\\\b 中\tc\x01\x7f\u2028"}'
     assert visible_line(line) == '{"role":"user","content":"a\\\\b 中\\tc\\x01\\x7f\\u2028"}'

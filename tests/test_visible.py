@@ -27,10 +27,11 @@ from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage, app
 from mini_agent.messages import Message
 from mini_agent.model_client import ScriptedClient
 from mini_agent.session import SessionFormatError, load_session
-from mini_agent.teaching.errors import show_error
-from mini_agent.teaching.exercises import CheckReport, CheckResult, outcome_of, shown
-from mini_agent.teaching.source import show_source
-from mini_agent.teaching.views import (
+from mini_agent.visible import visible, visible_html, visible_json, visible_line, visible_text
+from teaching.errors import show_error
+from teaching.exercises import CheckReport, CheckResult, outcome_of, shown
+from teaching.source import show_source
+from teaching.views import (
     FileView,
     RunView,
     ScanView,
@@ -41,7 +42,6 @@ from mini_agent.teaching.views import (
     UnitsView,
     shorten,
 )
-from mini_agent.visible import visible, visible_html, visible_json, visible_line, visible_text
 
 from .platforms import HOSTILE_NAMES, posix_only
 
@@ -173,7 +173,7 @@ def test_the_session_view_html_is_sendable_with_a_lone_surrogate_in_a_call_id() 
 def explorers() -> Iterator[tuple[str, Callable[[], Explorer]]]:
     widgets = pytest.importorskip("ipywidgets")
     assert widgets is not None
-    from mini_agent.teaching.explorers import (
+    from teaching.explorers import (
         BudgetExplorer,
         RunStepper,
         SessionEditor,
@@ -218,9 +218,9 @@ NAME = os.fsencode(f"s{ESC_TITLE}{RLO}gnp.") + b"\xff.jsonl"  # not even UTF-8
 hostile_name = posix_only(HOSTILE_NAMES)
 
 
-def cli(*args: str | bytes, cwd: Path) -> tuple[int, str, str]:
+def cli(*args: str | bytes, cwd: Path, module: str = "mini_agent") -> tuple[int, str, str]:
     done = subprocess.run(
-        [sys.executable, "-m", "mini_agent", *args], cwd=cwd, capture_output=True, timeout=60
+        [sys.executable, "-m", module, *args], cwd=cwd, capture_output=True, timeout=60
     )
     # strict: what the CLI sends a terminal is UTF-8, whatever the file held
     return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
@@ -278,7 +278,7 @@ def test_repair_of_a_torn_line_prints_its_paths_escaped(folder: Path) -> None:
 
 @hostile_name
 def test_the_demo_prints_its_path_escaped(tmp_path: Path) -> None:
-    run = cli("demo", "--session", NAME, cwd=tmp_path)
+    run = cli("--session", NAME, cwd=tmp_path, module="teaching.demo")
     assert_cli_safe(run, 0)
     assert run[1].splitlines()[0].endswith(": 这次运行前磁盘上有 0 条消息")
 

@@ -19,18 +19,18 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from .. import cli_text as text
 from ..agent import (
     AgentTurnLimitError,
     run_agent,
 )
+from ..cli_arguments import positive_float, positive_int
 from ..context import ContextBudgetError
 from ..json_form import JSON, stringify
+from ..listing import request_line
 from ..messages import AssistantMessage, Message, UserMessage
 from ..model_client import StreamEvent, TextDelta
 from ..session import load_session
-from ..teaching import cli_text as text
-from ..teaching.cli_arguments import positive_float, positive_int
-from ..teaching.text import request_line
 from ..tools import Tool, as_object
 from ..visible import visible, visible_line, visible_text
 from .openai_client import (

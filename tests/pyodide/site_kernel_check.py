@@ -11,7 +11,6 @@ import traceback
 import ipywidgets  # noqa: F401  (every notebook's widgets)
 
 import mini_agent.context
-import mini_agent.teaching
 
 packages = pathlib.Path(site.getsitepackages()[0])
 

@@ -13,41 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from ..context import estimate_context_chars
-from ..messages import Message
-from ..visible import visible
+from mini_agent.listing import UNSTATED as UNSTATED  # re-exported: the views' and demos' names
+from mini_agent.listing import Budget as Budget
+from mini_agent.listing import ListingWords
+from mini_agent.listing import request_line as request_line
+from mini_agent.visible import visible
 
 PASS: Final = "PASS"
 FAIL: Final = "FAIL"
 """What 07 prints as the cause of a record error: no decoding error lies beneath it."""
 
 
-class _Unstated:
-    """A budget the caller does not know (a view of a finished run): say nothing of it."""
-
-
-UNSTATED: Final = _Unstated()
-Budget = int | None | _Unstated
-
-
-class Words:
+class Words(ListingWords):
     """The Chinese wording. Each method returns one string a reader sees."""
-
-    # --- counts --------------------------------------------------------------------------
-    def chars(self, count: int) -> str:
-        return f"{count} 字符"
-
-    def messages(self, count: int) -> str:
-        return f"{count} 条消息"
-
-    def messages_chars(self, count: int, chars: int) -> str:
-        return f"{self.messages(count)}，{chars} 字符"
-
-    def units(self, count: int) -> str:
-        return f"{count} 个单元"
-
-    def unit(self, number: int | str) -> str:
-        return f"单元 {number}"
 
     def lines(self, count: int) -> str:
         return f"{count} 行"
@@ -76,27 +54,8 @@ class Words:
         return (f"{name}：" if name else "") + "，".join(parts)
 
     # --- TrimView ----------------------------------------------------------------------------
-    kept: str = "保留"
-    dropped: str = "丢弃"
     stopped_here: str = "丢弃：第一个装不下的，从这里停下"  # the unit `trim_context` breaks at
     too_big: str = "比预算还大"  # the newest unit, when the budget cannot hold it
-
-    def trim_summary(
-        self, budget: int, kept_units: int, units: int, kept: int, messages: int, used: int
-    ) -> str:
-        return (
-            f"预算 {budget} 字符：保留 {kept_units}/{units} 个单元、"
-            f"{kept}/{messages} 条消息，用了 {used} 字符"
-        )
-
-    def trim_error(self, budget: int, error: str) -> str:
-        return f"预算 {budget} 字符：{error}"
-
-    def older_dropped(self, count: int, chars: int) -> str:
-        return f"… 更早的 {count} 个单元已丢弃，共 {chars} 字符"
-
-    def newer_kept(self, count: int, chars: int) -> str:
-        return f"… 更新的 {count} 个单元已保留，共 {chars} 字符"
 
     def unit_note(self, number: int, chars: int, state: str = "") -> str:
         return " · ".join(filter(None, [self.unit(number), self.chars(chars), state]))
@@ -131,27 +90,6 @@ class Words:
     # --- runs: the disk beside what was sent (one formatter for every printer) --------------
     before_run: str = "运行前"
     after_run: str = "运行后"
-
-    def request(self, number: int) -> str:
-        return f"第 {number} 次请求"
-
-    def budget(self, budget: Budget) -> str:
-        return "不设预算" if budget is None else f"预算 {budget}"
-
-    def request_line(
-        self,
-        number: int,
-        disk: int,
-        disk_chars: int | None,
-        sent: int,
-        sent_chars: int,
-        budget: Budget,
-    ) -> str:
-        limit = "" if isinstance(budget, _Unstated) else f"（{self.budget(budget)}）"
-        on_disk = (
-            self.messages(disk) if disk_chars is None else self.messages_chars(disk, disk_chars)
-        )
-        return f"{self.request(number)}：磁盘上 {on_disk}；发出 {self.messages_chars(sent, sent_chars)}{limit}"
 
     def request_counts(self, number: int, disk: int, sent: int, budget: int) -> str:
         """`request_line` without the characters (06's exercise before it passes: the totals
@@ -476,24 +414,3 @@ CHINESE: Final = Words()
 def words() -> Words:
     """The wording: `Words`, the one place to change a word."""
     return CHINESE
-
-
-def request_line(
-    number: int,
-    disk: Sequence[Message],
-    sent: Sequence[Message],
-    budget: Budget = UNSTATED,
-    *,
-    disk_chars: bool = True,
-) -> str:
-    """One line: what is on disk beside what request `number` sent — the one printer that the
-    demo, the run stepper, `RunView` and `chat` share. `disk_chars=False` leaves out the
-    characters on disk (`RunView`: in 06 they would be the answer to the exercise above it)."""
-    return words().request_line(
-        number,
-        len(disk),
-        estimate_context_chars(disk) if disk_chars else None,
-        len(sent),
-        estimate_context_chars(sent),
-        budget,
-    )

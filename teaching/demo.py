@@ -1,4 +1,4 @@
-"""`python -m mini_agent demo`: a scripted multi-tool conversation on a session file; run it
+"""`python -m teaching.demo`: a scripted multi-tool conversation on a session file; run it
 again to resume.
 
 Each run sends one prompt through `run_agent` with a scripted model and two small tools,
@@ -6,7 +6,8 @@ appending every message to --session FILE. A second run loads what the first one
 and goes on with the next scripted prompt (three in turn), so the session grows across
 runs. For every model request it prints what is on disk beside what was sent: with
 --max-chars, the context is trimmed to that budget and the two differ; `smallest_budget()`
-is the least every run fits, which its --help says. What it prints is worded in `cli_text`.
+is the least every run fits, which its --help says. Its own words are here; the command
+line's shared ones (a budget error, its 释义) are `mini_agent.cli_text`'s.
 """
 
 from __future__ import annotations
@@ -16,21 +17,53 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
-from ..agent import run_agent
-from ..context import ContextBudgetError, context_units, estimate_context_chars
-from ..json_form import JSON
-from ..messages import AssistantMessage, Message, ToolCall, UserMessage
-from ..model_client import ScriptedClient
-from ..session import load_session
-from ..tools import Tool, as_object
-from ..visible import visible
-from . import cli_text as text
-from .cli_arguments import positive_int
+from mini_agent import cli, cli_text
+from mini_agent.agent import run_agent
+from mini_agent.cli_arguments import positive_int
+from mini_agent.context import ContextBudgetError, context_units, estimate_context_chars
+from mini_agent.json_form import JSON
+from mini_agent.listing import WORDS
+from mini_agent.messages import AssistantMessage, Message, ToolCall, UserMessage
+from mini_agent.model_client import ScriptedClient
+from mini_agent.session import load_session
+from mini_agent.tools import Tool, as_object
+from mini_agent.visible import visible
+
 from .samples import file_reader
 from .text import request_line
 from .views import shorten
 from .watch import DiskWatchingClient, Watched
+
+# --- what the demo says --------------------------------------------------------------------------------------
+
+
+def description(budget: int) -> str:
+    return (
+        "每次运行通过 run_agent 发一条提问：模型是脚本化的，有两个小工具（read、\n"
+        "grep），每条消息都追加到 --session FILE。再运行一次，就读回上次写下的\n"
+        "内容，接着发脚本里的下一条提问（三条轮流），会话跨运行增长。每次请求\n"
+        "模型，都输出磁盘上有什么、发出了什么；加了 --max-chars，上下文先裁剪\n"
+        "到这个预算，两者就不同了。\n"
+        f"本演示不报错的最小预算：--max-chars {budget}（每次请求最新的一致单元都装得下）。"
+    )
+
+
+SESSION_HELP: Final = "会话文件（JSONL）：先加载，再追加"
+
+
+def budget_help(budget: int) -> str:
+    return f"每次请求都裁剪到这个预算（默认：全部发出）；\n本演示不报错的最小预算是 {budget}"
+
+
+def before_run(path: str, count: int) -> str:
+    return f"{path}: 这次运行前磁盘上有 {count} 条消息"
+
+
+def after_run(path: str, count: int, chars: int) -> str:
+    return f"{path}: 磁盘上现在有 {WORDS.messages_chars(count, chars)}"
+
 
 FILES = {
     "plan.txt": "先加载会话，再把上下文裁剪到预算以内",
@@ -116,11 +149,9 @@ def smallest_budget() -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     budget = smallest_budget()
-    parser.description = text.demo_description(budget)
-    parser.add_argument("--session", required=True, metavar="FILE", help=text.DEMO_SESSION_HELP)
-    parser.add_argument(
-        "--max-chars", type=positive_int, metavar="N", help=text.demo_budget_help(budget)
-    )
+    parser.description = description(budget)
+    parser.add_argument("--session", required=True, metavar="FILE", help=SESSION_HELP)
+    parser.add_argument("--max-chars", type=positive_int, metavar="N", help=budget_help(budget))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,8 +160,8 @@ def run(args: argparse.Namespace) -> int:
     script = script_for(before)
     client = DiskWatchingClient(ScriptedClient(script.turns), path)
     shown = visible(str(path))  # a path is any bytes but `/` and NUL: ESC included
-    print(text.demo_before(shown, len(before)))
-    print(text.said_by("user", shorten(script.prompt)))
+    print(before_run(shown, len(before)))
+    print(cli_text.said_by("user", shorten(script.prompt)))
     try:
         result = run_agent(
             script.prompt,
@@ -141,15 +172,28 @@ def run(args: argparse.Namespace) -> int:
         )
     except ContextBudgetError as err:
         _print_requests(client.requests, args.max_chars)
-        print("\n".join(text.budget_error(shown, err, args.max_chars)), file=sys.stderr)
+        print("\n".join(cli_text.budget_error(shown, err, args.max_chars)), file=sys.stderr)
         return 1
     _print_requests(client.requests, args.max_chars)
-    print(text.said_by("assistant", shorten(result.final.content)))
+    print(cli_text.said_by("assistant", shorten(result.final.content)))
     after = result.messages  # what run_agent holds is what it wrote: no need to read it back
-    print(text.demo_after(shown, len(after), estimate_context_chars(after)))
+    print(after_run(shown, len(after), estimate_context_chars(after)))
     return 0
 
 
 def _print_requests(requests: Sequence[Watched], budget: int | None) -> None:
     for number, request in enumerate(requests, start=1):
         print(request_line(number, request.disk, request.sent, budget))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m teaching.demo`: the demo with the command line's Chinese parser and its
+    handling of a damaged session, a budget error or an OS error."""
+    parser = cli.CommandParser(prog="python -m teaching.demo", epilog=cli_text.EXIT_CODES)
+    add_arguments(parser)
+    parser.set_defaults(run=run, prog="python -m mini_agent")  # `repair` is mini_agent's
+    return cli.main(argv, parser)
+
+
+if __name__ == "__main__":
+    cli.program(main)

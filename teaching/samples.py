@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from ..json_form import JSON
-from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, record_line
-from ..tools import as_object
+from mini_agent.json_form import JSON
+from mini_agent.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    record_line,
+)
+from mini_agent.tools import as_object
 
 
 def sample_session() -> list[Message]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 
-from ..messages import Message, ToolMessage
-from ..session import PathLike, append_session
+from mini_agent.messages import Message, ToolMessage
+from mini_agent.session import PathLike, append_session
 
 Record = Callable[[list[Message], PathLike | None, Message], None]
 

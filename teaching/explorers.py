@@ -20,10 +20,11 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..context import estimate_context_chars
-from ..messages import AssistantMessage, Message, ToolCall
-from ..tools import Tool
-from ..visible import visible_html, visible_line
+from mini_agent.context import estimate_context_chars
+from mini_agent.messages import AssistantMessage, Message, ToolCall
+from mini_agent.tools import Tool
+from mini_agent.visible import visible_html, visible_line
+
 from .explorer_logic import (
     RunFrame,
     check_session_text,

@@ -16,7 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..visible import visible_html, visible_text
+from mini_agent.visible import visible_html, visible_text
+
 from .book import CHAPTER_TESTS, ChapterTest
 from .style import page
 from .views import Table

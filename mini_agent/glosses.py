@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import re
 
-from ..context import CANNOT_SERIALIZE, EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
-from ..repair import ADVICE
-from ..session import INVALID_JSON, INVALID_RECORD
-from ..visible import visible_text
+from .context import CANNOT_SERIALIZE, EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
+from .repair import ADVICE
+from .session import INVALID_JSON, INVALID_RECORD
+from .visible import visible_text
 
 # (pattern of the detail, its Chinese meaning); `\1`… refer to the pattern's groups
 DETAILS: tuple[tuple[str, str], ...] = (

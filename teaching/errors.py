@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..visible import visible_html, visible_text
-from .glosses import gloss_line
+from mini_agent.glosses import gloss_line
+from mini_agent.visible import visible_html, visible_text
+
 from .style import WRAP
 
 

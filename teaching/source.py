@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 from unicodedata import east_asian_width
 
-from ..chapter import agent as chapter_agent
-from ..chapter import context as chapter_context
-from ..chapter import session as chapter_session
-from ..visible import visible_html, visible_text
+from mini_agent.chapter import agent as chapter_agent
+from mini_agent.chapter import context as chapter_context
+from mini_agent.chapter import session as chapter_session
+from mini_agent.visible import visible_html, visible_text
+
 from .book import Excerpt
 from .style import WRAP
 from .text import words
@@ -86,7 +87,7 @@ def _title(function: Callable[..., Any], part: str | None) -> str:
         who, note = FROM_THE_CHAPTER.get(function, (TRANSCRIBED, ""))
     elif module.rsplit(".", 1)[-1] in ("mistakes", "buggy"):
         who = "故意写错的版本"
-    elif module.startswith("mini_agent.teaching."):
+    elif module.startswith("teaching."):
         who = "本包的示例"
     name = function.__qualname__ + (f" 里的 {part.removeprefix('def ')}" if part else "")
     return f"{who}（{_path(function)}）：{name}" + (f"（{note}）" if note else "")

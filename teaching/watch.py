@@ -7,10 +7,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..messages import Message
-from ..model_client import ModelClient, StreamEvent
-from ..session import PathLike, parse_session_text
-from ..tools import Tool
+from mini_agent.messages import Message
+from mini_agent.model_client import ModelClient, StreamEvent
+from mini_agent.session import PathLike, parse_session_text
+from mini_agent.tools import Tool
 
 
 def file_lines(path: PathLike) -> tuple[str, ...]:

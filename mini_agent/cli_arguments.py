@@ -1,4 +1,4 @@
-"""Argument types shared by the CLI's subcommands (those in `cli.py`, `demo` and `chat`)."""
+"""Argument types shared by the CLI's subcommands (those in `cli.py` and `chat`; the notebooks' `teaching.demo` uses them too)."""
 
 from __future__ import annotations
 

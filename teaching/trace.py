@@ -13,27 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..context import declaring_assistants
-from ..messages import AssistantMessage, Message, ToolMessage
-from ..visible import visible
+from mini_agent.context import declaring_assistants
+from mini_agent.listing import label, unit_text
+from mini_agent.messages import Message, ToolMessage
+
 from .text import words
 
 Units = tuple[tuple[Message, ...], ...]
-
-
-def label(message: Message) -> str:
-    """A short tag such as `assistant(a,b)`, `tool a!` (an error result) or `user`; the ids
-    come from a file or a model, so they are shown through `visible`."""
-    if isinstance(message, AssistantMessage) and message.tool_calls:
-        return f"assistant({','.join(visible(call.id) for call in message.tool_calls)})"
-    if isinstance(message, ToolMessage):
-        return f"tool {visible(message.tool_call_id)}{'!' if message.is_error else ''}"
-    return message.role
-
-
-def unit_text(unit: Sequence[Message]) -> str:
-    """`[assistant(a,b) | tool a | tool b]`: one unit on one line, as the views list them."""
-    return "[" + " | ".join(label(message) for message in unit) + "]"
 
 
 def units_text(units: Units) -> str:

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from ..context import ContextBudgetError
+from .context import ContextBudgetError
 from .glosses import gloss, gloss_text
-from .text import CHINESE
+from .listing import WORDS
 
 # --- argparse's own words ---------------------------------------------------------------------
 # Keyed by exactly the string argparse hands to gettext (`%` placeholders and all): the CLI's
@@ -87,8 +87,7 @@ COMMANDS: Final[dict[str, CommandText]] = {
         "输出 trim_context(messages, N) 会发送什么：保留和丢弃的单元、用了多少\n"
         "字符；或者本章的预算错误（退出码 1），并说明最新的一致单元要多少字符。",
     ),
-    # demo and chat: their descriptions are set by their own `add_arguments`
-    "demo": CommandText("在会话文件上跑一段脚本化的多工具对话；再运行一次即从磁盘续接"),
+    # chat: its description is set by its own `add_arguments`
     "chat": CommandText("对接真实的 OpenAI 兼容模型：本章的循环，手工装配"),
     "repair": CommandText(
         "把写到一半的最后一行剪进备份文件；其他损坏一律拒绝",
@@ -132,7 +131,7 @@ def bad_base_url(detail: str) -> str:
 
 def check_summary(path: str, count: int, chars: int, roles: Mapping[str, int]) -> str:
     by_role = "、".join(f"{role} {roles.get(role, 0)} 条" for role in ("user", "assistant", "tool"))
-    return f"{path}: {CHINESE.messages_chars(count, chars)}；按角色：{by_role}"
+    return f"{path}: {WORDS.messages_chars(count, chars)}；按角色：{by_role}"
 
 
 def gloss_lines(error: BaseException | str) -> list[str]:
@@ -188,35 +187,6 @@ REFUSED_FILE: Final = "拒绝使用这个文件"
 
 def os_error(prog: str, lead: str, detail: str) -> str:
     return f"{prog}: {lead}：{detail}"
-
-
-# --- demo --------------------------------------------------------------------------------------
-
-
-def demo_description(budget: int) -> str:
-    return (
-        "每次运行通过 run_agent 发一条提问：模型是脚本化的，有两个小工具（read、\n"
-        "grep），每条消息都追加到 --session FILE。再运行一次，就读回上次写下的\n"
-        "内容，接着发脚本里的下一条提问（三条轮流），会话跨运行增长。每次请求\n"
-        "模型，都输出磁盘上有什么、发出了什么；加了 --max-chars，上下文先裁剪\n"
-        "到这个预算，两者就不同了。\n"
-        f"本演示不报错的最小预算：--max-chars {budget}（每次请求最新的一致单元都装得下）。"
-    )
-
-
-DEMO_SESSION_HELP: Final = "会话文件（JSONL）：先加载，再追加"
-
-
-def demo_budget_help(budget: int) -> str:
-    return f"每次请求都裁剪到这个预算（默认：全部发出）；\n本演示不报错的最小预算是 {budget}"
-
-
-def demo_before(path: str, count: int) -> str:
-    return f"{path}: 这次运行前磁盘上有 {count} 条消息"
-
-
-def demo_after(path: str, count: int, chars: int) -> str:
-    return f"{path}: 磁盘上现在有 {CHINESE.messages_chars(count, chars)}"
 
 
 def said_by(role: str, text: str) -> str:

@@ -9,24 +9,35 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..context import ContextBudgetError, context_units, estimate_context_chars, trim_context
-from ..json_form import stringify
-from ..messages import AssistantMessage, Message, ToolMessage
-from ..model_client import ScriptedClient
-from ..session import PathLike, load_session
-from ..visible import visible, visible_html, visible_json, visible_text
-from ..visible import visible_line as visible_line  # one escaping for every excerpt
-from .glosses import gloss_line
+from mini_agent.context import (
+    context_units,
+    estimate_context_chars,
+)
+from mini_agent.listing import (
+    SessionListing,
+    TrimListing,
+    UnitsListing,
+    detail,
+    display_width,
+    label,
+    label_width,
+    pad,
+    unit_text,
+)
+from mini_agent.listing import shorten as shorten  # the demo's and the tests'
+from mini_agent.messages import Message, ToolMessage
+from mini_agent.model_client import ScriptedClient
+from mini_agent.session import PathLike, load_session
+from mini_agent.visible import visible, visible_html, visible_text
+from mini_agent.visible import visible_line as visible_line  # one escaping for every excerpt
+
 from .style import CELL, NUMBER_CELL, box, page, palette
 from .text import UNSTATED, Budget, request_line, words
-from .trace import ScanStep, label, scan_steps, unit_text
-
-_MAX_TEXT = 60
+from .trace import ScanStep, scan_steps
 
 
 def _role_colour(message: Message) -> str:
@@ -34,22 +45,6 @@ def _role_colour(message: Message) -> str:
     return {"user": colours.user, "assistant": colours.assistant, "tool": colours.tool}[
         message.role
     ]
-
-
-def shorten(text: str, limit: int = _MAX_TEXT) -> str:
-    """One line of at most `limit` characters, as JSON escapes it (`\\n`, `\\u0000`), with
-    what JSON leaves raw but a screen hides escaped too (`\\u202e`); never cut in an escape."""
-    return visible_json(stringify(text)[1:-1], limit)
-
-
-def _detail(message: Message) -> str:
-    if isinstance(message, AssistantMessage) and message.tool_calls:
-        calls = ", ".join(
-            f"{visible(call.id)}:{visible(call.name)}({visible_json(stringify(call.input), 30)})"
-            for call in message.tool_calls
-        )
-        return f"{shorten(message.content, 30)!s} → {calls}"
-    return shorten(message.content)
 
 
 def _message_html(message: Message) -> str:
@@ -61,7 +56,7 @@ def _message_html(message: Message) -> str:
     return (
         f'<span style="color:{_role_colour(message)};font-weight:600">'
         f"{visible_html(label(message))}</span>{error} "
-        f"<code>{visible_html(_detail(message))}</code>"
+        f"<code>{visible_html(detail(message))}</code>"
     )
 
 
@@ -70,22 +65,9 @@ def _head(*names: str) -> str:
     return f"<thead><tr>{cells}</tr></thead>"
 
 
-@dataclass(frozen=True)
-class SessionView:
+@dataclass(frozen=True, repr=False)
+class SessionView(SessionListing):
     """A session's messages, one row each, with the characters each takes on disk."""
-
-    messages: Sequence[Message]
-
-    def summary(self) -> str:
-        return words().messages_chars(len(self.messages), estimate_context_chars(self.messages))
-
-    def __repr__(self) -> str:
-        rows = [self.summary()]
-        width = len(str(len(self.messages) - 1))  # `[ 9]` lines up with `[10]`
-        labels = _label_width(self.messages)
-        for index, message in enumerate(self.messages):
-            rows.append(f"  [{index:>{width}}] {_pad(label(message), labels)} {_detail(message)}")
-        return "\n".join(rows)
 
     def _repr_html_(self) -> str:
         w = words()
@@ -116,24 +98,13 @@ def _unit_html(unit: Sequence[Message], note: str, kept: bool | None = None) -> 
     )
 
 
-@dataclass(frozen=True)
-class UnitsView:
+@dataclass(frozen=True, repr=False)
+class UnitsView(UnitsListing):
     """Consistent units (oldest first), each drawn as one box."""
-
-    units: Sequence[Sequence[Message]]
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> UnitsView:
         return cls(context_units(messages))
-
-    def __repr__(self) -> str:
-        w = words()
-        rows = [w.units(len(self.units))]
-        width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
-        for number, unit in enumerate(self.units, start=1):
-            chars = w.chars(estimate_context_chars(unit))
-            rows.append(f"  {w.unit(f'{number:>{width}}')}: {unit_text(unit)}  {chars}")
-        return "\n".join(rows)
 
     def _repr_html_(self) -> str:
         w = words()
@@ -144,15 +115,11 @@ class UnitsView:
         return page(f"{boxes}<p>{visible_html(w.units(len(self.units)))}</p>")
 
 
-@dataclass(frozen=True)
-class TrimView:
-    """What `trim_context(messages, max_chars)` keeps and drops, unit by unit, or its error."""
+@dataclass(frozen=True, repr=False)
+class TrimView(TrimListing):
+    """What `trim_context(messages, max_chars)` keeps and drops, unit by unit, or its error,
+    drawn as boxes; the plain text is `TrimListing`'s."""
 
-    messages: Sequence[Message]
-    max_chars: int
-    window: int | None = None
-    """Draw only this many units on each side of the cut; count the others in one line each
-    (a 2,000-message session stays readable and quick to redraw). `None`: draw every unit."""
     kept_first: bool = False
     """Draw the kept units above the dropped ones, and those newest first (05's explorer: the
     units the model gets, and the first that did not fit, stay in view on a projector). The
@@ -162,85 +129,9 @@ class TrimView:
     side-by-side view: the kept units, the ones the instructor points at, fit on a projector).
     The plain text still lists every unit."""
 
-    @cached_property
-    def units(self) -> list[list[Message]]:
-        return context_units(self.messages)
-
-    @cached_property
-    def _outcome(self) -> list[Message] | ContextBudgetError:
-        try:
-            return trim_context(self.messages, self.max_chars)
-        except ContextBudgetError as err:
-            return err.with_traceback(None)  # kept without the frames it was raised in
-
-    @property
-    def kept(self) -> list[Message] | None:
-        """The trimmed context, or `None` when the budget cannot hold one."""
-        return None if isinstance(self._outcome, ContextBudgetError) else self._outcome
-
-    @property
-    def failure(self) -> ContextBudgetError | None:
-        """The budget error itself (its `needed` too), when the budget cannot hold a context."""
-        return self._outcome if isinstance(self._outcome, ContextBudgetError) else None
-
-    @property
-    def error(self) -> str | None:
-        """The chapter's budget error, when the budget cannot hold a context."""
-        return None if self.failure is None else str(self.failure)
-
-    @cached_property
-    def _rows(self) -> list[tuple[int, list[Message], int, bool]]:
-        kept = self.kept
-        first_kept = len(self.messages) - len(kept) if kept is not None else len(self.messages)
-        rows, start = [], 0
-        for number, unit in enumerate(self.units, start=1):
-            rows.append((number, unit, estimate_context_chars(unit), start >= first_kept))
-            start += len(unit)
-        return rows
-
-    def summary(self) -> str:
-        """What was kept, in one line; or the chapter's budget error, its 释义 line under it."""
-        kept = self.kept
-        if kept is None:
-            said = words().trim_error(self.max_chars, str(self.error))
-            meaning = None if self.failure is None else gloss_line(self.failure)
-            return said if meaning is None else f"{said}\n{meaning}"
-        kept_units = sum(1 for *_, is_kept in self._rows if is_kept)
-        return words().trim_summary(
-            self.max_chars,
-            kept_units,
-            len(self.units),
-            len(kept),
-            len(self.messages),
-            estimate_context_chars(kept),
-        )
-
-    def _window(self) -> tuple[list[tuple[int, list[Message], int, bool]], str, str]:
-        """The rows to draw, and the lines counting older dropped / newer kept units."""
-        rows = self._rows
-        if self.window is None:
-            return rows, "", ""
-        cut = next((i for i, (*_, is_kept) in enumerate(rows) if is_kept), len(rows))
-        low, high = max(0, cut - self.window), min(len(rows), cut + self.window)
-        older, newer = rows[:low], rows[high:]
-        before = words().older_dropped(len(older), sum(r[2] for r in older))
-        after = words().newer_kept(len(newer), sum(r[2] for r in newer))
-        return rows[low:high], before if older else "", after if newer else ""
-
-    def __repr__(self) -> str:
-        shown, before, after = self._window()
-        rows = [self.summary()] + ([f"  {before}"] if before else [])
-        width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
-        w = words()
-        for number, unit, chars, is_kept in shown:
-            state = w.kept if is_kept else w.dropped
-            name = w.unit(f"{number:>{width}}")
-            rows.append(f"  {state} {name}: {unit_text(unit)}  {w.chars(chars)}")
-        return "\n".join(rows + ([f"  {after}"] if after else []))
-
     def _repr_html_(self) -> str:
         w, colours = words(), palette()
-        shown, before, after = self._window()
+        shown, before, after = self.shown()
 
         def draw(rows: list[tuple[int, list[Message], int, bool]]) -> str:
             return "".join(
@@ -252,10 +143,10 @@ class TrimView:
         older = note.format(visible_html(before)) if before else ""
         newer = note.format(visible_html(after)) if after else ""
         kept = self.kept
-        if kept is None and self._rows:
+        if kept is None and self.rows:
             # the error is the point: it, and the one unit it is about (the newest, the
             # smallest consistent unit), fit on a projector; the older units are counted
-            *rest, (n, unit, chars, _) = self._rows
+            *rest, (n, unit, chars, _) = self.rows
             older = note.format(visible_html(w.older_dropped(len(rest), sum(r[2] for r in rest))))
             boxes = _unit_html(unit, w.unit_note(n, chars, w.too_big), False)
             boxes += older if rest else ""
@@ -272,10 +163,10 @@ class TrimView:
             )
             boxes = draw([r for r in shown if r[3]]) + newer + stop + draw(dropped[1:]) + older
         elif self.fold_dropped:
-            dropped = [row for row in self._rows if not row[3]]
+            dropped = [row for row in self.rows if not row[3]]
             folded = w.older_dropped(len(dropped), sum(r[2] for r in dropped))
             boxes = (note.format(visible_html(folded)) if dropped else "") + draw(
-                [r for r in self._rows if r[3]]
+                [r for r in self.rows if r[3]]
             )
         else:
             boxes = older + draw(shown) + newer
@@ -299,7 +190,7 @@ class TrimView:
 
 def _chip(index: int, message: Message, style: str) -> str:
     return (
-        f'<span title="{visible_html(_detail(message))}" '
+        f'<span title="{visible_html(detail(message))}" '
         f'style="display:inline-block;{box()};margin-right:4px;{style}">'
         f'<span style="color:{palette().muted};font-size:smaller">{index}</span> '
         f'<span style="color:{_role_colour(message)};font-weight:600">'
@@ -428,12 +319,12 @@ class RunView:
     def __repr__(self) -> str:
         w = words()
         numbers = range(1, len(self.requests) + 1)
-        width = _display_width(w.column_chars)
-        labels = _label_width(self.disk)
+        width = display_width(w.column_chars)
+        labels = label_width(self.disk)
         rows = [
             self.summary(),
             (
-                f"  {w.column_index:>3}  {_pad(w.column_message, labels)} "
+                f"  {w.column_index:>3}  {pad(w.column_message, labels)} "
                 f"{' ' * max(0, 5 - width)}{w.column_chars}  "
                 + " ".join(f"{w.column_request_short(n):<3}" for n in numbers)
             ).rstrip(),
@@ -441,9 +332,7 @@ class RunView:
         for index, message in enumerate(self.disk):
             marks = " ".join(f"{self.mark(index, n):<3}" for n in numbers)
             chars = estimate_context_chars([message])
-            rows.append(
-                f"  {index:>3}  {_pad(label(message), labels)} {chars:>5}  {marks}".rstrip()
-            )
+            rows.append(f"  {index:>3}  {pad(label(message), labels)} {chars:>5}  {marks}".rstrip())
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
@@ -476,24 +365,6 @@ class RunView:
             f"{summary}<table>{head}<tbody>{body}</tbody></table>"
             f"<p style='font-size:smaller'>{visible_html(w.run_legend)}</p>"
         )
-
-
-LABEL_WIDTH = 16  # `assistant(c1,c2)`: a longer label widens its whole column
-
-
-def _label_width(messages: Sequence[Message]) -> int:
-    """The label column's width: `LABEL_WIDTH`, or the longest label's, so that every row's
-    next column starts at the same place (`assistant(read-1,read-2)` included)."""
-    return max([LABEL_WIDTH, *(_display_width(label(message)) for message in messages)])
-
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * max(0, width - _display_width(text))
-
-
-def _display_width(text: str) -> int:
-    # CJK characters take two columns in a monospaced font.
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _cell_text(value: object) -> str:
@@ -549,11 +420,11 @@ class Table:
 
     def __repr__(self) -> str:
         table = [[visible(column) for column in self.columns], *self._cells()]
-        widths = [max(_display_width(row[i]) for row in table) for i in range(len(self.columns))]
+        widths = [max(display_width(row[i]) for row in table) for i in range(len(self.columns))]
 
         def line(row: list[str]) -> str:
             padded = [
-                cell + " " * (width - _display_width(cell))
+                cell + " " * (width - display_width(cell))
                 for cell, width in zip(row, widths, strict=True)
             ]
             return "  ".join(padded).rstrip()

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from ..chapter.session import calls, record
-from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from mini_agent.chapter.session import calls, record
+from mini_agent.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
 _M = TypeVar("_M", AssistantMessage, ToolMessage)
 

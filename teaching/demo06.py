@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..agent import AgentResult, run_agent
-from ..context import ContextBudgetError
-from ..messages import AssistantMessage, ToolCall
-from ..model_client import ScriptedClient
-from ..tools import Tool
+from mini_agent.agent import AgentResult, run_agent
+from mini_agent.context import ContextBudgetError
+from mini_agent.messages import AssistantMessage, ToolCall
+from mini_agent.model_client import ScriptedClient
+from mini_agent.tools import Tool
+
 from .samples import file_reader
 from .text import words
 from .views import RunView

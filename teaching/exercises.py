@@ -36,14 +36,15 @@ from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from ..agent import run_agent
-from ..chapter import session as chapter_session
-from ..context import ContextBudgetError
-from ..context import context_units as _context_units
-from ..context import estimate_context_chars as _estimate_context_chars
-from ..context import trim_context as _trim_context
-from ..json_form import js_length
-from ..messages import (
+from mini_agent.agent import run_agent
+from mini_agent.chapter import session as chapter_session
+from mini_agent.context import ContextBudgetError
+from mini_agent.context import context_units as _context_units
+from mini_agent.context import estimate_context_chars as _estimate_context_chars
+from mini_agent.context import trim_context as _trim_context
+from mini_agent.glosses import gloss_shown, gloss_text
+from mini_agent.json_form import js_length
+from mini_agent.messages import (
     AssistantMessage,
     Message,
     ToolCall,
@@ -52,8 +53,8 @@ from ..messages import (
     record_line,
     to_record,
 )
-from ..model_client import ScriptedClient
-from ..session import (
+from mini_agent.model_client import ScriptedClient
+from mini_agent.session import (
     INVALID_JSON,
     INVALID_RECORD,
     PathLike,
@@ -61,10 +62,10 @@ from ..session import (
     load_session,
     parse_session_message,
 )
-from ..visible import visible_html, visible_line, visible_text
+from mini_agent.visible import visible_html, visible_line, visible_text
+
 from . import demo06
 from .buggy import Record
-from .glosses import gloss_shown, gloss_text
 from .samples import chapter_picture
 from .style import page, palette
 from .text import FAIL, PASS, request_line, words

@@ -1,0 +1,293 @@
+# 中文全角标点
+"""Beyond the chapter: a session, its units and a trim as plain text, in Chinese — what the
+command line's `show` and `trim` and `chat`'s request lines print. The notebooks' views
+(outside this package) draw the same listings as HTML and keep this text as their plain form.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Final
+
+from .context import ContextBudgetError, context_units, estimate_context_chars, trim_context
+from .glosses import gloss_line
+from .json_form import stringify
+from .messages import AssistantMessage, Message, ToolMessage
+from .visible import visible, visible_json
+
+
+class _Unstated:
+    """A budget the caller does not know (a view of a finished run): say nothing of it."""
+
+
+UNSTATED: Final = _Unstated()
+Budget = int | None | _Unstated
+
+
+class ListingWords:
+    """The words of the listings; the notebooks' `Words` adds its own to these."""
+
+    def chars(self, count: int) -> str:
+        return f"{count} 字符"
+
+    def messages(self, count: int) -> str:
+        return f"{count} 条消息"
+
+    def messages_chars(self, count: int, chars: int) -> str:
+        return f"{self.messages(count)}，{chars} 字符"
+
+    def units(self, count: int) -> str:
+        return f"{count} 个单元"
+
+    def unit(self, number: int | str) -> str:
+        return f"单元 {number}"
+
+    kept: str = "保留"
+    dropped: str = "丢弃"
+
+    def trim_summary(
+        self, budget: int, kept_units: int, units: int, kept: int, messages: int, used: int
+    ) -> str:
+        return (
+            f"预算 {budget} 字符：保留 {kept_units}/{units} 个单元、"
+            f"{kept}/{messages} 条消息，用了 {used} 字符"
+        )
+
+    def trim_error(self, budget: int, error: str) -> str:
+        return f"预算 {budget} 字符：{error}"
+
+    def older_dropped(self, count: int, chars: int) -> str:
+        return f"… 更早的 {count} 个单元已丢弃，共 {chars} 字符"
+
+    def newer_kept(self, count: int, chars: int) -> str:
+        return f"… 更新的 {count} 个单元已保留，共 {chars} 字符"
+
+    def request(self, number: int) -> str:
+        return f"第 {number} 次请求"
+
+    def budget(self, budget: Budget) -> str:
+        return "不设预算" if budget is None else f"预算 {budget}"
+
+    def request_line(
+        self,
+        number: int,
+        disk: int,
+        disk_chars: int | None,
+        sent: int,
+        sent_chars: int,
+        budget: Budget,
+    ) -> str:
+        limit = "" if isinstance(budget, _Unstated) else f"（{self.budget(budget)}）"
+        on_disk = (
+            self.messages(disk) if disk_chars is None else self.messages_chars(disk, disk_chars)
+        )
+        return f"{self.request(number)}：磁盘上 {on_disk}；发出 {self.messages_chars(sent, sent_chars)}{limit}"
+
+
+WORDS: Final = ListingWords()
+
+
+def request_line(
+    number: int,
+    disk: Sequence[Message],
+    sent: Sequence[Message],
+    budget: Budget = UNSTATED,
+    *,
+    disk_chars: bool = True,
+) -> str:
+    """One line: what is on disk beside what request `number` sent — the one printer that the
+    demo, the run stepper, `RunView` and `chat` share. `disk_chars=False` leaves out the
+    characters on disk (`RunView`: in 06 they would be the answer to the exercise above it)."""
+    return WORDS.request_line(
+        number,
+        len(disk),
+        estimate_context_chars(disk) if disk_chars else None,
+        len(sent),
+        estimate_context_chars(sent),
+        budget,
+    )
+
+
+# --- one message, one unit -----------------------------------------------------------------
+
+_MAX_TEXT = 60
+LABEL_WIDTH = 16  # `assistant(c1,c2)`: a longer label widens its whole column
+
+
+def label(message: Message) -> str:
+    """A short tag such as `assistant(a,b)`, `tool a!` (an error result) or `user`; the ids
+    come from a file or a model, so they are shown through `visible`."""
+    if isinstance(message, AssistantMessage) and message.tool_calls:
+        return f"assistant({','.join(visible(call.id) for call in message.tool_calls)})"
+    if isinstance(message, ToolMessage):
+        return f"tool {visible(message.tool_call_id)}{'!' if message.is_error else ''}"
+    return message.role
+
+
+def unit_text(unit: Sequence[Message]) -> str:
+    """`[assistant(a,b) | tool a | tool b]`: one unit on one line, as the listings show it."""
+    return "[" + " | ".join(label(message) for message in unit) + "]"
+
+
+def shorten(text: str, limit: int = _MAX_TEXT) -> str:
+    """One line of at most `limit` characters, as JSON escapes it (`\\n`, `\\u0000`), with
+    what JSON leaves raw but a screen hides escaped too (`\\u202e`); never cut in an escape."""
+    return visible_json(stringify(text)[1:-1], limit)
+
+
+def detail(message: Message) -> str:
+    """The message's content, shortened, and an assistant's calls with their inputs."""
+    if isinstance(message, AssistantMessage) and message.tool_calls:
+        calls = ", ".join(
+            f"{visible(call.id)}:{visible(call.name)}({visible_json(stringify(call.input), 30)})"
+            for call in message.tool_calls
+        )
+        return f"{shorten(message.content, 30)!s} → {calls}"
+    return shorten(message.content)
+
+
+def display_width(text: str) -> int:
+    # CJK characters take two columns in a monospaced font.
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
+def label_width(messages: Sequence[Message]) -> int:
+    """The label column's width: `LABEL_WIDTH`, or the longest label's, so that every row's
+    next column starts at the same place (`assistant(read-1,read-2)` included)."""
+    return max([LABEL_WIDTH, *(display_width(label(message)) for message in messages)])
+
+
+# --- the listings ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionListing:
+    """A session's messages, one row each, with the characters each takes on disk."""
+
+    messages: Sequence[Message]
+
+    def summary(self) -> str:
+        return WORDS.messages_chars(len(self.messages), estimate_context_chars(self.messages))
+
+    def __repr__(self) -> str:
+        rows = [self.summary()]
+        width = len(str(len(self.messages) - 1))  # `[ 9]` lines up with `[10]`
+        labels = label_width(self.messages)
+        for index, message in enumerate(self.messages):
+            rows.append(f"  [{index:>{width}}] {pad(label(message), labels)} {detail(message)}")
+        return "\n".join(rows)
+
+
+@dataclass(frozen=True)
+class UnitsListing:
+    """Consistent units (oldest first), one row each."""
+
+    units: Sequence[Sequence[Message]]
+
+    @classmethod
+    def of(cls, messages: Sequence[Message]) -> UnitsListing:
+        return cls(context_units(messages))
+
+    def __repr__(self) -> str:
+        rows = [WORDS.units(len(self.units))]
+        width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
+        for number, unit in enumerate(self.units, start=1):
+            chars = WORDS.chars(estimate_context_chars(unit))
+            rows.append(f"  {WORDS.unit(f'{number:>{width}}')}: {unit_text(unit)}  {chars}")
+        return "\n".join(rows)
+
+
+Row = tuple[int, list[Message], int, bool]  # unit number, unit, characters, kept
+
+
+@dataclass(frozen=True)
+class TrimListing:
+    """What `trim_context(messages, max_chars)` keeps and drops, unit by unit, or its error."""
+
+    messages: Sequence[Message]
+    max_chars: int
+    window: int | None = None
+    """List only this many units on each side of the cut; count the others in one line each
+    (a 2,000-message session stays readable). `None`: every unit."""
+
+    @cached_property
+    def units(self) -> list[list[Message]]:
+        return context_units(self.messages)
+
+    @cached_property
+    def _outcome(self) -> list[Message] | ContextBudgetError:
+        try:
+            return trim_context(self.messages, self.max_chars)
+        except ContextBudgetError as err:
+            return err.with_traceback(None)  # kept without the frames it was raised in
+
+    @property
+    def kept(self) -> list[Message] | None:
+        """The trimmed context, or `None` when the budget cannot hold one."""
+        return None if isinstance(self._outcome, ContextBudgetError) else self._outcome
+
+    @property
+    def failure(self) -> ContextBudgetError | None:
+        """The budget error itself (its `needed` too), when the budget cannot hold a context."""
+        return self._outcome if isinstance(self._outcome, ContextBudgetError) else None
+
+    @property
+    def error(self) -> str | None:
+        """The chapter's budget error, when the budget cannot hold a context."""
+        return None if self.failure is None else str(self.failure)
+
+    @cached_property
+    def rows(self) -> list[Row]:
+        kept = self.kept
+        first_kept = len(self.messages) - len(kept) if kept is not None else len(self.messages)
+        rows, start = [], 0
+        for number, unit in enumerate(self.units, start=1):
+            rows.append((number, unit, estimate_context_chars(unit), start >= first_kept))
+            start += len(unit)
+        return rows
+
+    def summary(self) -> str:
+        """What was kept, in one line; or the chapter's budget error, its 释义 line under it."""
+        kept = self.kept
+        if kept is None:
+            said = WORDS.trim_error(self.max_chars, str(self.error))
+            meaning = None if self.failure is None else gloss_line(self.failure)
+            return said if meaning is None else f"{said}\n{meaning}"
+        kept_units = sum(1 for *_, is_kept in self.rows if is_kept)
+        return WORDS.trim_summary(
+            self.max_chars,
+            kept_units,
+            len(self.units),
+            len(kept),
+            len(self.messages),
+            estimate_context_chars(kept),
+        )
+
+    def shown(self) -> tuple[list[Row], str, str]:
+        """The rows to list, and the lines counting older dropped / newer kept units."""
+        rows = self.rows
+        if self.window is None:
+            return rows, "", ""
+        cut = next((i for i, (*_, is_kept) in enumerate(rows) if is_kept), len(rows))
+        low, high = max(0, cut - self.window), min(len(rows), cut + self.window)
+        older, newer = rows[:low], rows[high:]
+        before = WORDS.older_dropped(len(older), sum(r[2] for r in older))
+        after = WORDS.newer_kept(len(newer), sum(r[2] for r in newer))
+        return rows[low:high], before if older else "", after if newer else ""
+
+    def __repr__(self) -> str:
+        shown, before, after = self.shown()
+        rows = [self.summary()] + ([f"  {before}"] if before else [])
+        width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
+        for number, unit, chars, is_kept in shown:
+            state = WORDS.kept if is_kept else WORDS.dropped
+            name = WORDS.unit(f"{number:>{width}}")
+            rows.append(f"  {state} {name}: {unit_text(unit)}  {WORDS.chars(chars)}")
+        return "\n".join(rows + ([f"  {after}"] if after else []))
