@@ -38,6 +38,7 @@ class ToolCall:
     `extra` keeps any other keys the call was written with, and `keys` the order they were
     written in (empty: id, name, input, then `extra`), as the chapter's record keeps
     `item.toolCalls` whole: a file's calls are written back, and measured, as they were read.
+    That order is not part of what a call is: two calls are equal as their JSON objects are.
     """
 
     id: str
@@ -80,6 +81,22 @@ class ToolCall:
         extra = tuple((key, item[key]) for key in keys if key not in _CALL_KEYS)
         default = keys == (*_CALL_KEYS, *(key for key, _ in extra))
         return cls(item["id"], item["name"], item["input"], extra, () if default else keys)  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> bool:
+        """As JSON objects compare: the order of the keys (`extra`'s, `keys`) plays no part."""
+        if not isinstance(other, ToolCall):
+            return NotImplemented
+        return (self.id, self.name, self.input, dict(self.extra)) == (
+            other.id,
+            other.name,
+            other.input,
+            dict(other.extra),
+        )
+
+    def __hash__(self) -> int:
+        """Of id and name only: equal calls hash alike, and no input (any JSON, of any size
+        and depth, dicts included) is walked; calls are told apart by their ids."""
+        return hash((self.id, self.name))
 
     def __repr__(self) -> str:
         extra = f", extra={self.extra!r}" if self.extra else ""

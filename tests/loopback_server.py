@@ -10,15 +10,18 @@ server runs in one thread, which `__exit__` always stops and joins; it releases 
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import html
 import json
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from types import TracebackType
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qs, quote, quote_plus, urlsplit
 
 KEY_ENV = "MINI_AGENT_TEST_KEY"  # the tests' API key variable, and a key to catch leaking
 KEY = "sk-test-secret-0123456789"
@@ -31,6 +34,73 @@ def sse(payload: object) -> str:
 
 
 DONE = "data: [DONE]\n\n"
+END_OF_ECHO = "(end of echo)"  # an echo's last words: seen in an error, the echo was not cut
+
+
+def echoed_forms(secret: str) -> list[str]:
+    """`secret` in each form a server may give it back in: as it is, upper-cased,
+    percent-encoded (with `/` kept, as `quote` does by default, or not; `+` for a space),
+    JSON-escaped (non-ASCII as `\\u` escapes or not, `/` as `\\/` as PHP writes it), and
+    HTML-escaped."""
+    as_json = json.dumps(secret)[1:-1]
+    return [
+        secret,
+        secret.upper(),
+        quote(secret, safe=""),
+        quote(secret),
+        quote_plus(secret),
+        as_json,
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        as_json.replace("/", "\\/"),
+        html.escape(secret),
+    ]
+
+
+# Passwords holding what a URL's user-info cannot hold as it is (# ? / @, a space, quotes,
+# a backslash, `+`, non-ASCII), and the words of each that no screen may show.
+PASSWORDS = [
+    "Sup3rSecret#Pw99",
+    "Sup3r?Secret=Pw99",
+    "Sup3r/Secret:Pw@",
+    "pa55@w0rd@Sup3r",
+    "秘密口令-Pässwörd",
+    'Sup3r "Quo\\ted+Pw99" 秘密口令',
+]
+TYPED = [  # as a reader types them into a URL, unencoded: True when the URL is taken
+    ("Sup3rSecret#Pw99", False),
+    ("Sup3r?Secret=Pw99", False),
+    ("Sup3r/Secret:Pw@", False),
+    ("pa55@w0rd@Sup3r", True),
+    ("秘密口令-Pässwörd", True),
+]
+
+
+def never_shown(text: str, user: str, password: str) -> None:
+    """No form of the password, of `user:password` or of its Basic token (as the loopback
+    server echoes them) is in `text`, nor any word of the password."""
+    basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+    lowered = text.lower()
+    for secret in (password, f"{user}:{password}", basic):
+        for form in echoed_forms(secret):
+            assert form.lower() not in lowered, f"{form!r} shown"
+    for word in re.findall(r"\w{4,}", password):
+        assert word.lower() not in lowered, f"{word!r} of {password!r} shown"
+
+
+def echo_body(path: str, authorization: str) -> bytes:
+    """The error body of a server that echoes what a request holds of its credentials: the
+    query's values, the Authorization header's token, and the `user:password` of a Basic
+    one and its password alone, each in every form of `echoed_forms`, then `END_OF_ECHO`."""
+    kind, _, token = authorization.partition(" ")
+    seen = [
+        token,
+        *(value for values in parse_qs(urlsplit(path).query).values() for value in values),
+    ]
+    if kind == "Basic":
+        pair = base64.b64decode(token).decode("utf-8")
+        seen += [pair, pair.partition(":")[2]]
+    forms = [form for secret in seen for form in echoed_forms(secret)]
+    return " ".join([*forms, END_OF_ECHO]).encode("utf-8")
 
 
 def text_chunk(text: str) -> str:
@@ -70,7 +140,7 @@ class Reply:
     interval: float = 0.0  # seconds between chunks
     trickle: float | None = None  # send a 500-byte head a byte at a time, this far apart
     reason: str | None = None  # the status line's reason phrase (default: the standard one)
-    echo: bool = False  # an error body that echoes the request's path and headers, as some do
+    echo: bool = False  # an error body that echoes the request's credentials (`echo_body`)
 
 
 @dataclass(frozen=True)
@@ -132,10 +202,8 @@ class LoopbackModelServer:
                 body = json.loads(self.rfile.read(length).decode("utf-8"))
                 server.requests.append(Request(self.path, dict(self.headers.items()), body))
                 reply = server.replies.pop(0) if server.replies else Reply(status=599)
-                if reply.echo:  # JSON-escaped inside an error object, then raw
-                    seen = f"{unquote(self.path)} {self.headers.get('Authorization')}"
-                    echoed = json.dumps({"error": {"raw": seen}}, ensure_ascii=False)
-                    reply.body = f"{echoed} {json.dumps(seen)} {seen}".encode()
+                if reply.echo:
+                    reply.body = echo_body(self.path, self.headers.get("Authorization", ""))
                 if reply.stall_after == 0:
                     server.release.wait(STALL_LIMIT)
                     return

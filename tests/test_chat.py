@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -29,12 +30,16 @@ from mini_agent.messages import Message, record_line
 from .helpers import english_prose, free_port
 from .loopback_server import (
     DONE,
+    END_OF_ECHO,
     KEY,
     KEY_ENV,
+    PASSWORDS,
+    TYPED,
     LoopbackModelServer,
     Reply,
     call_chunk,
     finish_chunk,
+    never_shown,
     sse,
     text_chunk,
     text_reply,
@@ -422,6 +427,69 @@ def test_a_key_or_url_password_echoed_by_the_server_is_never_printed(
     assert "reported an error mid-stream: key *** password ***" in err
     for secret in (KEY, "pw-secret-9"):
         assert secret.lower() not in (out + err).lower()
+
+
+def chat_main(
+    change: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int | str | None, str]:
+    """`python -m mini_agent chat` with `change` after its usual arguments, one prompt on
+    stdin: its exit code, and all it printed."""
+    base = ["--session", "s.jsonl", "--model", "m", "--api-key-env", KEY_ENV, "--timeout", "5"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n"))
+    try:
+        code: int | str | None = main(["chat", *base, *change])
+    except SystemExit as stop:
+        code = stop.code
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+@pytest.mark.parametrize("password", PASSWORDS)
+def test_a_percent_encoded_url_password_is_never_printed_or_recorded(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    password: str,
+) -> None:
+    # issue 34: the server echoes the credentials in every form (`echo_body`)
+    server = serve(Reply(status=401, echo=True))
+    url = server.base_url.replace("http://", f"http://alice:{quote(password, safe='')}@")
+    code, printed = chat_main(["--base-url", url], monkeypatch, capsys)
+    assert code == 1
+    assert END_OF_ECHO in printed  # the echo was quoted whole
+    assert len(server.requests) == 1
+    on_file = (tmp_path / "s.jsonl").read_text(encoding="utf-8")
+    assert on_file == on_disk(UserMessage("hi"))
+    never_shown(printed + on_file, "alice", password)
+
+
+@pytest.mark.parametrize(("password", "taken"), TYPED)
+def test_a_url_password_typed_unencoded_is_never_printed_or_recorded(
+    tmp_path: Path,
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    password: str,
+    taken: bool,
+) -> None:
+    # `--base-url 'http://alice:Sup3rSecret#Pw99@127.0.0.1:1/v1'` printed
+    # `not a URL: http://alice:Sup3rSecret#***`
+    server = serve(Reply(status=401, echo=True))
+    host = server.base_url.removeprefix("http://")
+    code, printed = chat_main(
+        ["--base-url", f"http://alice:{password}@{host}"], monkeypatch, capsys
+    )
+    written = "".join(path.read_text(encoding="utf-8") for path in tmp_path.iterdir())
+    if taken:
+        assert (code, len(server.requests)) == (1, 1)
+        assert END_OF_ECHO in printed
+        assert written == on_disk(UserMessage("hi"))
+    else:
+        assert (code, server.requests, written) == (2, [], "")
+        hint = "write it as %40 there, and # ? / @ in a user name or password as %23 %3F %2F %40"
+        assert f"不是可用的地址：an @ after the host: {hint}: http://***@{host}\n" in printed
+    never_shown(printed + written, "alice", password)
 
 
 def test_a_tool_call_note_shows_control_characters_escaped_and_no_key(

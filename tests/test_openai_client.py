@@ -51,12 +51,16 @@ from mini_agent.tools import as_object
 
 from .loopback_server import (
     DONE,
+    END_OF_ECHO,
     KEY,
     KEY_ENV,
+    PASSWORDS,
+    TYPED,
     LoopbackModelServer,
     Reply,
     call_chunk,
     finish_chunk,
+    never_shown,
     sse,
     text_chunk,
     text_reply,
@@ -702,6 +706,78 @@ def test_shown_url_hides_user_info_query_and_fragment_of_any_text() -> None:
     assert shown_url("https://k:v@h:1/p?q=1#f") == "https://***@h:1/p?***#***"
     assert shown_url("h\x1b[2J@x") == "***@x"
     assert shown_url("http://h/\u202ev1") == "http://h/\\u202ev1"
+
+
+@pytest.mark.parametrize(
+    "userinfo",
+    ["alice:Sup3rSecret#Pw99", "alice:Sup3r?Secret=Pw99", "alice:Sup3r/Secret:Pw@", "a:b@c#d?e/f"],
+)
+def test_shown_url_hides_a_user_info_typed_without_percent_encoding(userinfo: str) -> None:
+    # issue 34: cut at `#` or `?` first, `http://alice:Sup3rSecret#***` showed the password
+    assert (
+        shown_url(f"http://{userinfo}@127.0.0.1:1/v1?k=v#f") == "http://***@127.0.0.1:1/v1?***#***"
+    )
+    assert shown_url(f"{userinfo}@h/v1") == "***@h/v1"
+
+
+def echoed_credentials(
+    url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> tuple[ModelHTTPError, str]:
+    """The error of one `run_agent` against a server echoing the credentials, and all that
+    was raised, shown, logged and recorded."""
+    caplog.set_level(logging.DEBUG)
+    session = tmp_path / "s.jsonl"
+    with (
+        OpenAICompatibleClient(url, "m", api_key_env=KEY_ENV) as client,
+        pytest.raises(ModelHTTPError) as caught,
+    ):
+        run_agent("hi", client=client, session_path=session)
+    assert read_file(session) == on_disk(UserMessage("hi"))
+    shown = shown_by(caught.value, client) + client.base_url + client.url + caplog.text
+    return caught.value, shown + read_file(session)
+
+
+@pytest.mark.parametrize("password", PASSWORDS)
+def test_a_percent_encoded_url_password_is_never_shown_in_any_form_a_server_echoes(
+    serve: Callable[..., LoopbackModelServer],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    password: str,
+) -> None:
+    server = serve(Reply(status=401, echo=True))
+    url = server.base_url.replace("http://", f"http://alice:{quote(password, safe='')}@")
+    err, shown = echoed_credentials(url, tmp_path, caplog)
+    basic = base64.b64encode(f"alice:{password}".encode()).decode()
+    assert server.requests[0].headers["Authorization"] == f"Basic {basic}"
+    assert str(err).endswith(f"{END_OF_ECHO} — is ${KEY_ENV} set to a valid key?")  # not cut
+    never_shown(shown, "alice", password)
+
+
+@pytest.mark.parametrize(("password", "taken"), TYPED)
+def test_a_url_password_typed_unencoded_is_never_shown(
+    serve: Callable[..., LoopbackModelServer],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    password: str,
+    taken: bool,
+) -> None:
+    # The user-info ends at the last @: `#`, `?` or `/` before it is refused (read as a URL,
+    # they would end the host early and send the rest of the password elsewhere).
+    server = serve(Reply(status=401, echo=True))
+    host = server.base_url.removeprefix("http://")
+    url = f"http://alice:{password}@{host}"
+    if taken:
+        err, shown = echoed_credentials(url, tmp_path, caplog)
+        assert server.requests[0].headers["Authorization"].startswith("Basic ")
+        assert END_OF_ECHO in str(err)
+    else:
+        with pytest.raises(ValueError) as refused:
+            OpenAICompatibleClient(url, "m", api_key_env=KEY_ENV)
+        shown = "".join(traceback.format_exception(refused.value))
+        assert f"http://***@{host}" in str(refused.value)
+        assert "%23" in str(refused.value)  # how to write it instead
+        assert server.requests == []
+    never_shown(shown, "alice", password)
 
 
 # --- bounds: a hostile server cannot make the client read, hold or wait without end ---------

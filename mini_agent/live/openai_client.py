@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import codecs
 import contextlib
+import html
 import json
 import logging
 import os
@@ -22,8 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING
-from urllib.parse import SplitResult, quote_plus, unquote, urlsplit, urlunsplit
-from urllib.parse import quote as percent_encoded
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from ..json_form import JSON, describe_error, json_type, parse, stringify
 from ..messages import (
@@ -114,52 +114,87 @@ def _unchanged(text: str) -> str:
     return text
 
 
+def _any_form(char: str) -> str:
+    """A pattern for one character of a secret in any form a server may give it back in:
+    itself, percent-encoded (`+` for a space, and the other way round), JSON-escaped (as
+    `\\uXXXX` or not, `/` as `\\/`) or HTML-escaped."""
+    forms = {char, "\\" + char, json.dumps(char)[1:-1], html.escape(char)}
+    forms.add("".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass")))
+    if char in " +":
+        forms |= {" ", "+"}
+    return f"(?:{'|'.join(map(re.escape, sorted(forms, key=len, reverse=True)))})"
+
+
 def redactor(secrets: Iterable[str]) -> Redact:
-    """A function that writes `***` for every secret in a text, in any letter case."""
+    """A function that writes `***` for every secret in a text: in any letter case, and in
+    any mix of the forms `_any_form` knows (so `quote` with any `safe`, `quote_plus`, JSON
+    with `ensure_ascii` or not …), each character read in any of them."""
     found = sorted({secret for secret in secrets if secret}, key=len, reverse=True)
     if not found:
         return _unchanged
-    pattern = re.compile("|".join(map(re.escape, found)), re.IGNORECASE)
+    spelled = ("".join(map(_any_form, secret)) for secret in found)
+    pattern = re.compile("|".join(spelled), re.IGNORECASE)
     return lambda text: pattern.sub("***", text)
+
+
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 def shown_url(url: str) -> str:
     """`url` as it may be printed: user-info, query and fragment are `***`, invisible
-    characters escaped. Works on any text, a malformed URL included."""
-    rest, hash_mark, fragment = url.partition("#")
+    characters escaped. Works on any text, a malformed URL included.
+
+    The user-info is hidden first, before the text is read any other way, and it runs from
+    the scheme's `//` (or the start) to the LAST `@`. Someone who types a password without
+    percent-encoding it means all of it, `#`, `?`, `/` and `@` included: in
+    `http://alice:pa#ss@host/v1` the user-info is `alice:pa#ss`, though the URL rules end
+    it (and the host) at the `#`. Read so, an `@` in a path or query hides more than it
+    needs to, the host too: the safe side. Only then are a query and fragment hidden."""
+    scheme = _SCHEME.match(url)
+    start = scheme.end() if scheme else 0
+    at = url.rfind("@")
+    head, rest = (url[:start] + "***", url[at:]) if at >= start else (url[:start], url[start:])
+    rest, hash_mark, fragment = rest.partition("#")
     rest, question_mark, query = rest.partition("?")
-    scheme_end = rest.find("://")
-    authority = scheme_end + 3 if scheme_end >= 0 else 0
-    at = rest.rfind("@")  # past the authority too: hiding too much is the safe side
-    if at >= authority:
-        rest = f"{rest[:authority]}***{rest[at:]}"
-    shown = rest + ("?***" if question_mark and query else question_mark)
+    shown = head + rest + ("?***" if question_mark and query else question_mark)
     shown += "#***" if hash_mark and fragment else hash_mark
     return visible_line(shown, 200)
 
 
 def check_base_url(url: str) -> SplitResult:
     """The parts of an `http://` or `https://` API root; `ValueError` (quoting the URL as
-    `shown_url` does) when it is not one."""
+    `shown_url` does) when it is not one.
+
+    An `@` after the host is refused: most often it ends a user-info typed with `#`, `?` or
+    `/` unencoded, which the URL rules (and so the client) would read as a host ending early
+    and send the rest of the password on to it in the path or query."""
     if any(char.isspace() or not char.isprintable() for char in url):
         raise ValueError(f"the base URL holds a space or an invisible character: {shown_url(url)}")
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018  # raises on a port that is not a number in 0-65535
     except ValueError:
         raise ValueError(f"not a URL: {shown_url(url)}") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise ValueError(f"not an http:// or https:// URL: {shown_url(url)}")
+    if "@" in parts.path + parts.query + parts.fragment:
+        raise ValueError(
+            "an @ after the host: write it as %40 there, and # ? / @ in a user name or "
+            f"password as %23 %3F %2F %40: {shown_url(url)}"
+        )
+    try:
+        parts.port  # noqa: B018  # raises on a port that is not a number in 0-65535
+    except ValueError:
+        raise ValueError(f"not a URL: {shown_url(url)}") from None
     if "#" in url:
         raise ValueError(f"a base URL has no #fragment: {shown_url(url)}")
     return parts
 
 
 def url_secrets(parts: SplitResult) -> list[str]:
-    """What of a URL is secret, as written and percent-decoded: its user-info and query,
-    whole and in parts, and the `Basic` token its user-info becomes. Parts shorter than
-    `MIN_URL_SECRET` are left out: redacting `1` (`?api-version=1`) would garble every
-    message, and so short a value guards nothing."""
+    """What of a URL (as `check_base_url` takes it) is secret, as written and percent-decoded:
+    its user-info and query, whole and in parts, and the `Basic` token its user-info becomes.
+    Parts shorter than `MIN_URL_SECRET` are left out: redacting `1` (`?api-version=1`) would
+    garble every message, and so short a value guards nothing."""
     userinfo = parts.netloc.rpartition("@")[0]
     found = [userinfo, *userinfo.split(":", 1), parts.query]
     for pair in parts.query.split("&"):
@@ -169,17 +204,6 @@ def url_secrets(parts: SplitResult) -> list[str]:
         pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
         decoded.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
     return [text for text in decoded if len(text) >= MIN_URL_SECRET]
-
-
-def derived_forms(secrets: Iterable[str]) -> list[str]:
-    """Each secret as a server may give it back: as it is, percent-encoded (in a URL it
-    echoes), JSON-escaped (in a body it echoes, non-ASCII escaped or not)."""
-    forms = []
-    for secret in secrets:
-        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-        forms += [secret, percent_encoded(secret, safe=""), quote_plus(secret), escaped]
-        forms.append(json.dumps(secret)[1:-1])
-    return forms
 
 
 # httpx logs each request's URL and the server's reason phrase (INFO); httpcore, every
@@ -575,7 +599,7 @@ class OpenAICompatibleClient:
         self.deadline = deadline
         self.limits = limits
         self._api_key = os.environ.get(api_key_env) or None
-        self._redact = redactor(derived_forms([self._api_key or "", *url_secrets(parts)]))
+        self._redact = redactor([self._api_key or "", *url_secrets(parts)])
         self._log_filter = _RedactedLog(self._redact)
         headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
         if self._api_key is not None:
