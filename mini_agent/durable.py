@@ -83,7 +83,7 @@ def append_line(
             _append_held(file, append, payload, check_last_line, fsync)
             if sys.platform == "win32":
                 _unlock(file.fileno())  # before the close, which may release it late
-    except OSError as error:  # no call in these two clauses: a handler runs after one
+    except OSError as error:  # no call in either clause: no handler can raise before the note
         error.__dict__["append"] = append
         if error.filename is None and error.errno is not None:
             error.filename = name
