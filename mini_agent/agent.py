@@ -94,7 +94,7 @@ def run_agent(
             try:
                 append_session(session_path, message, fsync=fsync)
             except BaseException as error:
-                if written_anyway(error):  # an interruption after the write: it is on disk
+                if written_anyway(error):  # on disk after all (looked up there)
                     messages.append(message)
                 raise
         messages.append(message)
@@ -118,6 +118,8 @@ def run_agent(
                 record(run_tool(tools_by_name, call, input_error))
         except BaseException:  # Ctrl-C, a refused write: say so on disk now if we can
             with contextlib.suppress(Exception):  # if not, the next run does
+                if session_path is not None:  # a second Ctrl-C may have left memory behind disk
+                    messages[:] = load_session(session_path)
                 for result in interrupted_results(messages):
                     record(result)
             raise

@@ -16,6 +16,7 @@ keep a lock) is installed by the first lock, not on import.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import io
@@ -28,14 +29,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from itertools import compress
 
-from .refusals import (
-    PathLike,
-    refuse_borrowed_folders,
-    refuse_for_writing,
-    refuse_irregular,
-    refuse_irregular_path,
-    symlink_refused,
-)
+from .refusals import PathLike, refuse_file, refuse_path, symlink_refused
 
 if sys.platform != "win32":
     import fcntl
@@ -55,8 +49,19 @@ refuse the append, returns to let a newline go first."""
 # `io.FileIO` that `os.open` makes inside one C call: from the moment the fd exists an object
 # owns it, and an interrupt that drops the object closes the fd, and with it the lock. Every
 # frame that holds one closes it in a `with` or an `except`. An interrupt inside the write or
-# the sync is rolled back like any failure; one that lands after the record is complete (as
-# the file closes) cannot be undone, so it leaves the call marked: `written_anyway`.
+# the sync is rolled back like any failure; but a handler runs after any call, the roll-back's
+# own too, so a roll-back may not finish, and an interrupt as the file closes comes after the
+# record is complete. So the error that leaves carries where the record went (`Append`), set
+# before any call can run a handler, and `written_anyway` looks there in the file.
+
+
+class Append:
+    """Where one `append_line` puts its bytes: what `written_anyway` compares with the file."""
+
+    __slots__ = ("data", "offset", "path")
+
+    def __init__(self, path: PathLike) -> None:
+        self.path, self.offset, self.data = path, 0, b""
 
 
 def append_line(
@@ -67,62 +72,105 @@ def append_line(
     When the file's last line lacks its newline, `check_last_line` decides: it raises to
     refuse the append, or returns, and a newline goes first. A write — and with `fsync`, its
     sync — that fails or is interrupted is rolled back (the record cut off again, the cut
-    synced) and the error raised; a file this call created is removed again. So when this
-    raises the record is not in the file, unless `written_anyway(error)`.
+    synced) and the error, naming the file, raised; a file this call created is removed again.
+    So when this raises the record is not in the file, unless `written_anyway(error)`. Bytes
+    a writer that takes no lock added meanwhile are never cut: the file is then left as it is,
+    and a note on the error says so.
     """
-    written = False
+    append, name = Append(path), os.fspath(path)
     try:
         with open_locked(path, write=True, create=True) as file:
-            written = _append_held(file, path, payload, check_last_line, fsync)
+            _append_held(file, append, payload, check_last_line, fsync)
             if sys.platform == "win32":
                 _unlock(file.fileno())  # before the close, which may release it late
+    except OSError as error:  # no call in either clause: no handler can raise before the note
+        error.__dict__["append"] = append
+        if error.filename is None and error.errno is not None:
+            error.filename = name
+        raise
     except BaseException as error:
-        if written:
-            error.__dict__["record_written"] = True
-            if sys.version_info >= (3, 11):
-                error.add_note(f"{os.fspath(path)}: the record was written before this arrived")
+        error.__dict__["append"] = append
         raise
 
 
 def written_anyway(error: BaseException) -> bool:
-    """Whether an exception from `append_line` arrived after its record was written whole."""
-    return getattr(error, "record_written", False) is True
+    """Whether the record of the `append_line` that raised `error` is in its file after all,
+    whole where it was written: an interruption came after it was complete, or cut the
+    roll-back short (so may a failure of the roll-back). Looked up in the file when asked."""
+    append = error.__dict__.get("append")
+    if not isinstance(append, Append) or not append.data:
+        return False  # raised before anything was written
+    try:
+        with open_locked(append.path, write=False) as file:
+            return _holds(file.fileno(), append.offset, memoryview(append.data))
+    except OSError:  # gone, or no longer a file to read: not there
+        return False
 
 
 def _append_held(
-    file: LockedFile, path: PathLike, payload: bytes, check: LastLineCheck, fsync: bool
-) -> bool:
-    """The append proper, on a locked file; `True` once the record is complete (and synced)."""
-    fd, size = file.fileno(), file.info.st_size
+    file: LockedFile, append: Append, payload: bytes, check: LastLineCheck, fsync: bool
+) -> None:
+    """The append proper, on a locked file; `append` says where its bytes went."""
+    fd = file.fileno()
+    append.offset = size = file.info.st_size
     try:
         if size and read_at(fd, size - 1, 1) != b"\n":
             line, start = last_line(fd, size)
             check(line, functools.partial(count_lines, fd, start))
             payload = b"\n" + payload
-        os.lseek(fd, size, os.SEEK_SET)  # the end, kept ours by the lock (and by O_APPEND,
-        write_all(fd, payload)  # where there is one, from writers who take no lock)
+        # The end, kept ours by the lock, and by O_APPEND from writers who take no lock (where
+        # there is one: then the end may have moved since the lock; `lseek` says where it is).
+        append.offset = os.lseek(fd, 0, os.SEEK_END)
+        append.data = payload
+        write_all(fd, payload)
         if fsync:  # a sync is part of the write: if it fails, the record was not written
             os.fsync(fd)
             if file.created:  # a new file: its name in the folder must survive a crash too
-                sync_folder(os.path.dirname(os.path.abspath(path)))
-    except BaseException:
-        try:
-            if os.fstat(fd).st_size > size:  # should even the cut fail, the torn record
-                os.ftruncate(fd, size)  # stays the last line, for `repair`
-                if fsync:
-                    os.fsync(fd)
-            if file.created and size == 0:  # a first append that failed leaves no file
-                _unlink_if_named(path, os.fstat(fd))  # (Windows keeps it: it is open)
-        except OSError:
-            pass
+                sync_folder(os.path.dirname(os.path.abspath(append.path)))
+    except BaseException as error:
+        _roll_back(file, append, fsync, error)
         raise
-    return True
+
+
+def _roll_back(file: LockedFile, append: Append, fsync: bool, error: BaseException) -> None:
+    """Cut this call's bytes off again, only when the file ends in them where they were written
+    (what follows them, or stands in their place, is a lock-less writer's: it stays), and sync
+    the cut; a first append that failed leaves no file (Windows keeps it: it is open)."""
+    fd, offset = file.fileno(), append.offset
+    try:
+        end = os.fstat(fd).st_size
+        if end - offset > len(append.data) or not _holds(
+            fd, offset, memoryview(append.data)[: max(end - offset, 0)]
+        ):
+            if sys.version_info >= (3, 11):
+                error.add_note(
+                    f"{os.fspath(append.path)}: left as it is: what follows byte {offset} is not"
+                    " only this append's (a writer that takes no lock?)"
+                )
+            return
+        if end > offset:  # should even the cut fail, the torn record stays last, for `repair`
+            os.ftruncate(fd, offset)
+            if fsync:
+                os.fsync(fd)
+        if file.created and offset == 0:
+            _unlink_if_named(append.path, os.fstat(fd))
+    except OSError:
+        pass
 
 
 def _unlink_if_named(path: PathLike, opened: os.stat_result) -> None:
     named = os.lstat(path)
-    if (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino):
+    if (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino) and not opened.st_size:
         os.unlink(path)
+
+
+def _holds(fd: int, offset: int, data: memoryview) -> bool:
+    """Whether the file holds `data` at `offset` (read a chunk at a time: no copy of a record)."""
+    for start in range(0, len(data), CHUNK):
+        piece = data[start : start + CHUNK]
+        if read_at(fd, offset + start, len(piece)) != piece:
+            return False
+    return True
 
 
 def last_line(fd: int, size: int) -> tuple[bytes, int]:
@@ -172,10 +220,9 @@ def read_lines(path: PathLike) -> Lines:
 
     A missing file raises `FileNotFoundError`; anything but a regular file, and a symbolic
     link, is refused before it is opened (a FIFO would block, `/dev/zero` never end). Without
-    a lock a read that overlaps an append may end in the part written so far: see
-    docs/DURABILITY.md.
+    the lock (none here, or another user's file they hold locked) a read that overlaps an
+    append may end in the part written so far: see docs/DURABILITY.md.
     """
-    refuse_irregular_path(path)
     with open_locked(path, write=False) as file:
         return split_lines(iter(functools.partial(file.read, CHUNK), b""))
 
@@ -244,6 +291,7 @@ class LockedFile(io.FileIO):
 
 _ATTEMPTS = 100
 _OPENER = functools.partial(os.open, mode=0o600)  # a new file is 0600 from its first moment
+_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # where they exist
 if sys.platform == "win32":
     _SETFL = None
 else:
@@ -254,24 +302,28 @@ def open_locked(path: PathLike, *, write: bool, create: bool = False) -> LockedF
     """The regular file `path`, open and locked: exclusively for a writer (read and write;
     with `create`, made when missing), shared for a reader. Use it in a `with` block.
 
-    The lock is won on an open file, so the path must then still name that file: if another
-    program renamed a new file over it meanwhile, open again; if the path has become a
-    symbolic link, refuse. A writer refuses what `refusals.refuse_for_writing` refuses.
+    What is refused is not opened: `refusals.refuse_path` decides from `lstat`, and the
+    open neither follows a link nor blocks. What was opened is refused (`refuse_file`, on
+    its `fstat`) before the lock, so a refused file's lock is never waited for; nor is the
+    lock of another user's file a reader may read: held, the file is read without it. Once
+    locked, the path must still name the file: if a file was renamed over it meanwhile,
+    open again; if the path has become a symbolic link, refuse.
     """
     for _ in range(_ATTEMPTS):
         file = _open(path, write, create)
         try:
-            _lock(file.fileno(), write)
-            info = file.info = os.fstat(file.fileno())
+            fd, writer = file.fileno(), write and not file.created  # a new file: ours, 0600
+            info = os.fstat(fd)
+            refuse_file(info, path, writer)  # before the lock: a refused file is never waited for
+            euid = getattr(os, "geteuid", lambda: None)()  # none on Windows: all files yours
+            _lock(fd, write, wait=write or euid in (None, info.st_uid))  # a reader: if its own
+            info = file.info = os.fstat(fd)
             try:
                 named = os.lstat(path)
             except FileNotFoundError:
                 named = None  # removed meanwhile: open again
             if named is not None and (named.st_dev, named.st_ino) == (info.st_dev, info.st_ino):
-                if write and not file.created:
-                    refuse_for_writing(info, path)
-                else:
-                    refuse_irregular(info.st_mode, path)
+                refuse_file(info, path, writer)  # as it is now that the lock is held
                 return file
             if named is not None and stat.S_ISLNK(named.st_mode):
                 raise symlink_refused(path)  # swapped in between a check and the open
@@ -283,21 +335,18 @@ def open_locked(path: PathLike, *, write: bool, create: bool = False) -> LockedF
 
 
 def _open(path: PathLike, write: bool, create: bool) -> LockedFile:
-    """Open — a writer that may create does so exclusively, which never follows a link and
-    tells who made the file — and note the file for `_drop_locks_in_child`."""
+    """`_open_file`, made blocking again (with `O_APPEND` for a writer, against writers who take
+    no lock; a new file exactly 0600) and noted for `_drop_locks_in_child`."""
     if not _hooked:
         _hook_forks()
     with _guard:  # a fork (which takes the guard) cannot come between the open and the note
+        file = _open_file(path, write, create)
         try:
-            file = _open_file(path, write, create)
-        except OSError:
-            refuse_irregular_path(path)  # a link, a socket…: say so rather than the errno
-            raise
-        try:
-            if file.created and sys.platform != "win32" and hasattr(os, "fchmod"):
-                os.fchmod(file.fileno(), 0o600)  # exactly, whatever the umask (0277: 0400)
-            elif write and sys.platform != "win32" and _SETFL is not None:
-                fcntl.fcntl(file.fileno(), _SETFL, os.O_APPEND)  # for writers without the lock
+            if sys.platform != "win32":
+                if file.created and hasattr(os, "fchmod"):
+                    os.fchmod(file.fileno(), 0o600)  # exactly, whatever the umask (0277: 0400)
+                if _SETFL is not None:
+                    fcntl.fcntl(file.fileno(), _SETFL, os.O_APPEND if write else 0)
             _held[file.fileno()] = weakref.ref(file)
         except BaseException:
             file.close()
@@ -306,24 +355,38 @@ def _open(path: PathLike, write: bool, create: bool) -> LockedFile:
 
 
 def _open_file(path: PathLike, write: bool, create: bool) -> LockedFile:
+    """Open what a look (`lstat`) did not refuse; a writer that may create does so exclusively,
+    which never follows a link or opens what exists, and tells who made the file."""
     for _ in range(_ATTEMPTS):
+        refuse_path(path, write)
         try:
-            file = LockedFile(path, "r+b" if write else "rb", opener=_OPENER)
+            file = LockedFile(path, "r+b" if write else "rb", opener=_open_flagged)
         except FileNotFoundError:
             if not create:
                 raise
-            refuse_irregular_path(path)  # a dangling link: not even followed by a create
-            refuse_borrowed_folders(path)  # a new session: mind whose folders lead to it
             try:
-                file = LockedFile(path, "x+b", opener=_OPENER)
+                file = LockedFile(path, "x+b", opener=_open_flagged)
             except FileExistsError:
-                refuse_irregular_path(path)  # a dangling link stays "existing": refuse it
-                continue  # made meanwhile by someone else: open it after all
+                continue  # made meanwhile (a file, or a link): look again
             file.created = True
             return file
+        except OSError:
+            refuse_path(path, write)  # a link swapped in after the look (ELOOP): say so
+            raise
         file.created = False
         return file
     raise OSError(errno.EAGAIN, "session file kept coming and going while opening it", str(path))
+
+
+def _open_flagged(path: str, flags: int) -> int:
+    """`_OPENER` (tests replace it) with the flags. The fd goes from `os.open` into a list and
+    out to `io.FileIO`, which owns it, with no bytecode between that may run a signal handler:
+    there is no call between, only a call checks (3.11 and later), and `map` calls in C."""
+    _opened[:] = map(_OPENER, (path,), (flags | _FLAGS,))  # under `_guard`: one open at a time
+    return _opened[0]
+
+
+_opened: list[int] = []  # the last fd opened: only an int, owned by its `io.FileIO`
 
 
 def has_lock() -> bool:
@@ -365,10 +428,11 @@ if sys.platform == "win32":
         kernel32.LockFileEx.restype = kernel32.UnlockFileEx.restype = wintypes.BOOL
         return kernel32
 
-    def _lock(fd: int, write: bool) -> None:
+    def _lock(fd: int, write: bool, wait: bool = True) -> None:
         """`LockFileEx` on the stand-in byte: exclusive for a writer, shared for a reader.
         Asked without waiting, and again after a short sleep: a sleep is where Ctrl-C reaches
-        Python on Windows; a `LockFileEx` that waits would not be interrupted."""
+        Python on Windows; a `LockFileEx` that waits would not be interrupted. Without
+        `wait`, a lock held by another is not waited for: the file stays unlocked."""
         handle, flags, pause = msvcrt.get_osfhandle(fd), _FAIL_AT_ONCE, 0.001
         if write:
             flags |= _EXCLUSIVE
@@ -376,6 +440,8 @@ if sys.platform == "win32":
             code = ctypes.get_last_error()
             if code != _LOCK_VIOLATION:
                 raise ctypes.WinError(code)
+            if not wait:
+                return
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
 
@@ -384,12 +450,14 @@ if sys.platform == "win32":
         _kernel32().UnlockFileEx(msvcrt.get_osfhandle(fd), 0, 1, 0, _Overlapped(**_AT))
 
 else:
-    _FLOCK = has_lock()
+    _FLOCK, _NB = has_lock(), getattr(fcntl, "LOCK_NB", 0)
 
-    def _lock(fd: int, write: bool) -> None:
-        """`flock`: exclusive for a writer, shared for a reader; a wait Ctrl-C interrupts."""
+    def _lock(fd: int, write: bool, wait: bool = True) -> None:
+        """`flock`: exclusive for a writer, shared for a reader; a wait Ctrl-C interrupts.
+        Without `wait`, a lock held by another is not waited for: the file stays unlocked."""
         if _FLOCK:
-            fcntl.flock(fd, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+            with contextlib.suppress(BlockingIOError):  # held by another: not waited for
+                fcntl.flock(fd, (fcntl.LOCK_EX if write else fcntl.LOCK_SH) | _NB * (not wait))
 
 
 # --- bytes in and out ------------------------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 Only a regular file is a session: not a FIFO (a load would block), a device (`/dev/zero` never
 ends) or a socket, and never through a symbolic link. A writer also refuses a file with another
-name (a hard link), a file another user owns or may write, and a new session reached through
-someone else's link: in a shared folder each is how another user turns your session against a
-file of yours. The refusals carry the path and the way out. `durable` asks here at every open.
+name (a hard link) and a file another user owns or may write: in a shared folder each is how
+another user turns your session against a file of yours. The refusals carry the path and the
+way out. `durable` asks here before every open (`refuse_path`) and before every lock
+(`refuse_file`), so what is refused is never opened, or never waited for.
 """
 
 from __future__ import annotations
@@ -46,38 +47,10 @@ def refuse_linked(info: os.stat_result, path: PathLike) -> None:
         raise HardLinkRefusedError(errno.EMLINK, reason, str(path))
 
 
-def refuse_borrowed_folders(path: PathLike) -> None:
-    """Before a session is created: refuse a path whose folders pass through a symbolic link
-    that another user may have planted — one they own, in a folder others may write (a shared
-    `/tmp/proj -> /home/you` would make the session a file in your home). The kernel's
-    `protected_symlinks` refuses such links in sticky folders where it is on; this holds
-    where it is off, and in group-writable folders. Not on Windows (no owners to compare)."""
-    if sys.platform == "win32" or not hasattr(os, "geteuid"):
-        return
-    trusted = {0, os.geteuid()}
-    folder = os.path.dirname(os.path.abspath(path))
-    parts = folder.split(os.sep)
-    for depth in range(2, len(parts) + 1):
-        here = os.sep.join(parts[:depth]) or os.sep
-        try:
-            info = os.lstat(here)
-        except OSError:
-            return  # the open will say what is missing
-        if stat.S_ISLNK(info.st_mode) and info.st_uid not in trusted:
-            holder = os.stat(os.path.dirname(here))
-            if holder.st_mode & 0o022 or holder.st_uid not in trusted:
-                reason = (
-                    f"{here} is a symbolic link of uid {info.st_uid} in a folder others may "
-                    "write: refusing to create a session through it; name a folder of yours"
-                )
-                raise SymlinkRefusedError(errno.ELOOP, reason, str(path))
-
-
 def refuse_untrusted(info: os.stat_result, path: PathLike) -> None:
     """Raise `UntrustedFileError` unless the file `info` describes is the caller's own and
-    no one else may write it: not world-writable, and group-writable only when the group is
-    the owner's private one (the user-private-group convention of a umask of 002). Not on
-    Windows (no uid; its mode bits say nothing of other users)."""
+    neither its group nor others may write it. Not on Windows (no uid; its mode bits say
+    nothing of other users)."""
     if sys.platform == "win32" or not hasattr(os, "geteuid"):
         return
     me = os.geteuid()
@@ -87,29 +60,13 @@ def refuse_untrusted(info: os.stat_result, path: PathLike) -> None:
             "session another user controls; keep sessions in a folder only you can write"
         )
         raise UntrustedFileError(errno.EPERM, reason, str(path))
-    if info.st_mode & 0o002 or (info.st_mode & 0o020 and not _private_group(info)):
+    if info.st_mode & 0o022:
         mode = stat.S_IMODE(info.st_mode)
         reason = (
             f"mode {mode:04o} lets others write it, so anything in it may be theirs: "
             f"refusing to append; if you trust its content, `chmod 600` it"
         )
         raise UntrustedFileError(errno.EPERM, reason, str(path))
-
-
-def _private_group(info: os.stat_result) -> bool:
-    """Whether the file's group is its owner's own: named as the owner, the owner's
-    primary group, and no one else listed in it."""
-    if sys.platform == "win32":
-        return False
-    try:
-        import grp
-        import pwd
-
-        group, user = grp.getgrgid(info.st_gid), pwd.getpwuid(info.st_uid)
-    except (ImportError, KeyError):  # Pyodide has neither module
-        return False
-    others = [member for member in group.gr_mem if member != user.pw_name]
-    return group.gr_name == user.pw_name and user.pw_gid == info.st_gid and not others
 
 
 _KINDS = {
@@ -131,15 +88,16 @@ def refuse_irregular(mode: int, path: PathLike) -> None:
     raise NotARegularFileError(errno.EINVAL, reason, str(path))
 
 
-def refuse_irregular_path(path: PathLike) -> None:
-    """Refuse what `path` names, without opening it, unless it is a regular file or missing."""
+def refuse_path(path: PathLike, write: bool) -> None:
+    """Refuse what `path` names before it is opened — a link, a FIFO, a device, a socket, a
+    directory and, for a writer, what `refuse_file` refuses — or return: missing, or fine."""
     try:
-        mode = os.lstat(path).st_mode
+        info = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return
-    if stat.S_ISLNK(mode):
+        return  # the open says so, or creates it
+    if stat.S_ISLNK(info.st_mode):
         raise symlink_refused(path)
-    refuse_irregular(mode, path)
+    refuse_file(info, path, write)
 
 
 def symlink_refused(path: PathLike) -> SymlinkRefusedError:
@@ -150,11 +108,12 @@ def symlink_refused(path: PathLike) -> SymlinkRefusedError:
     return SymlinkRefusedError(errno.ELOOP, reason, str(path))
 
 
-def refuse_for_writing(info: os.stat_result, path: PathLike) -> None:
-    """Everything a writer refuses in an existing file, in one call: the common case at once."""
-    if sys.platform == "win32" or not hasattr(os, "geteuid"):
+def refuse_file(info: os.stat_result, path: PathLike, write: bool) -> None:
+    """Refuse anything but a regular file and, for a writer, also a file with a second name
+    or one another user owns or may write: the common case in one test."""
+    if not write or sys.platform == "win32" or not hasattr(os, "geteuid"):
         refuse_irregular(info.st_mode, path)
-        return refuse_linked(info, path)
+        return refuse_linked(info, path) if write else None
     if not (
         stat.S_ISREG(info.st_mode)
         and info.st_nlink == 1
