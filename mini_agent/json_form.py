@@ -1,27 +1,13 @@
-"""Beyond the chapter: JSON exactly as JavaScript writes it, and read as strictly as it reads it.
-
-TypeScript has both built in (`JSON.stringify`, `JSON.parse`); Python's `json` differs in the
-details, so the one place that makes up the difference is here. The chapter's files call
-`stringify` and `parse` and never see `json` itself. docs/JSON_FORM.md has the rules.
-
-Numbers are JavaScript's: a double, written as ECMAScript `Number::toString` writes it, and
-read as `JSON.parse` reads it (an integer token beyond ±2^53 as the nearest double). What
-JavaScript cannot hold is refused with a clear error: a number beyond the double range (it
-would be Infinity, written `null`) both ways, an int that is not a double on writing. So every
-file either language writes reads back in the other, and is written again, with its bytes.
-
-Nesting is limited to `MAX_DEPTH` arrays and objects, the same for writing and reading and
-independent of `sys.getrecursionlimit()`: the C `json` code does the common case, and a
-non-recursive Python walk takes over where it would need more stack than the caller has.
-"""
+"""Beyond the chapter: JSON exactly as JavaScript writes it (`JSON.stringify`), and read as
+strictly as it reads it (`JSON.parse`): TypeScript has both built in, Python's `json` differs in
+the details. Numbers are doubles; what JavaScript cannot hold is refused. docs/JSON_FORM.md."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from json import JSONDecodeError
 from json.encoder import encode_basestring
 from typing import Any, TypeAlias
@@ -29,40 +15,30 @@ from typing import Any, TypeAlias
 JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
 """Any JSON value, as `parse` returns it."""
 
-MAX_DEPTH = 500
-"""Arrays and objects nested in one value, at most. Node reads any depth and writes about
-4,000 (its stack); Python's `json` needs one recursion level per level, out of a default
-`sys.getrecursionlimit()` of 1,000 for the whole call stack. 500 leaves the caller half of
-that, so the C fast path rarely has to hand over, and is far beyond any real tool input."""
+MAX_DEPTH = 500  # arrays and objects nested in one value, at most (docs/JSON_FORM.md: why)
 
 TOO_DEEP = f"nested deeper than {MAX_DEPTH} arrays and objects (json_form.MAX_DEPTH)"
+NO_STACK = "nested too deeply for the call stack left"
 
 _EXACT = 2**53  # every integer up to this is a double, and is written as its digits
 _INDEX_MAX = 2**32 - 2  # the largest array index, whose key JavaScript puts first
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # --- stringify --------------------------------------------------------------------------
 
-
-def _unsupported(value: object) -> Any:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-# Compact, non-ASCII as itself, NaN refused; only the public `json` API. No cycle check: the
-# fast path is only taken for values `_plain` walked whole, which holds no cycle.
+# Compact, non-ASCII as itself, NaN refused; no cycle check: `_plain` walked the value whole
 _encode: Callable[[object], str] = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
 ).encode
-_PLAIN_DEPTH = 32  # deeper values take the iterative path
-_surrogate = re.compile("[\ud800-\udfff]")
+
+
+_PLAIN_DEPTH = 32  # deeper values take the exact walk
 
 
 def _plain(value: Any, depth: int = 0) -> bool:
-    """True when Python's encoder writes `value` exactly as JSON.stringify: dict, list, str,
-    bool, None, an int within ±2^53, a float whose `repr` is JavaScript's (not integral, not
-    below 1e-4: `repr` writes `1.0`, `1e-05`), keys that are str and do not start with a digit
-    (an array index, which JavaScript puts first, does), at most 32 levels deep.
-
-    Written out flat, scalars inline: it runs before every line is written or measured."""
+    """Whether Python's encoder writes `value` exactly as JSON.stringify: str, bool, None, an
+    int within ±2^53, a float `repr` writes as JavaScript does (not integral, not below 1e-4),
+    str keys not starting with a digit (an array index comes first in JavaScript), 32 deep."""
     kind = type(value)
     if kind is dict:
         for key in value:
@@ -93,44 +69,67 @@ def _plain(value: Any, depth: int = 0) -> bool:
 
 
 def stringify(value: Any) -> str:
-    """`JSON.stringify(value)`: compact, non-ASCII as itself, lone surrogates escaped,
-    numbers as `Number::toString`, array-index keys first.
-
-    Raises `TypeError` for what JSON cannot hold (a set, an object) and `ValueError` for
-    NaN, Infinity, a number JavaScript would read differently, a cycle, or a value nested
-    deeper than `MAX_DEPTH`.
-    """
+    """`JSON.stringify(value)`. `TypeError` for what JSON cannot hold (a set), `ValueError`
+    for NaN, Infinity, a number JavaScript would read differently, a cycle, or too deep."""
     return stringify_exactly(value)[0]
 
 
 def stringify_exactly(value: Any, known_plain: bool = False) -> tuple[str, bool]:
-    """`stringify(value)`, and whether `parse` of it is sure to give `value` back (plain JSON
-    types only, and no surrogate escape: a pair written as two code points reads as one).
-    `known_plain` says the caller knows the value holds only strings and booleans."""
-    plain = known_plain
+    """`stringify(value)`, and whether `parse` of it surely gives `value` back (plain types, no
+    surrogate escape); `known_plain`: the caller knows it holds only strings and booleans."""
     try:
-        plain = plain or _plain(value)
-        text = _encode(value) if plain else _stringify_slowly(value)
-    except RecursionError:  # the caller's stack is nearly used up: no recursion at all
-        text = _stringify_slowly(value)
-    if text.isascii():
-        return text, plain and "\\ud" not in text
-    try:
-        text.encode("utf-8")  # cheaper than searching for a surrogate
-    except UnicodeEncodeError:
-        # A raw surrogate cannot be written as UTF-8; JavaScript escapes it, and so do we.
-        return _surrogate.sub(_escape_surrogate, text), False
+        plain = known_plain or _plain(value)
+        if plain:
+            text = _encode(value)
+        else:
+            parts: list[str] = []
+            _write(value, parts, set())
+            text = "".join(parts)
+    except RecursionError:
+        raise ValueError(NO_STACK) from None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")  # cheaper than searching for a surrogate
+        except UnicodeEncodeError:  # a raw surrogate is no UTF-8: JavaScript escapes it
+            return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text), False
     return text, plain and "\\ud" not in text
 
 
-def _escape_surrogate(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
+def _write(value: Any, parts: list[str], open_ids: set[int]) -> None:
+    """The exact form of any value, onto `parts`; `open_ids`: the containers being written."""
+    if isinstance(value, str):
+        parts.append(encode_basestring(value))
+    elif value is None or isinstance(value, bool):
+        parts.append("null" if value is None else "true" if value else "false")
+    elif isinstance(value, int):
+        parts.append(_integer(value))
+    elif isinstance(value, float):
+        parts.append(number_to_string(value))
+    elif isinstance(value, (dict, list, tuple)):
+        if len(open_ids) >= MAX_DEPTH:
+            raise ValueError(TOO_DEEP)
+        if id(value) in open_ids:
+            raise ValueError("Circular reference detected")
+        open_ids.add(id(value))
+        is_object = isinstance(value, dict)
+        parts.append("{" if is_object else "[")
+        entries = _items(value) if isinstance(value, dict) else value
+        for number, entry in enumerate(entries):
+            if number:
+                parts.append(",")
+            if is_object:
+                parts.append(encode_basestring(entry[0]) + ":")
+                entry = entry[1]
+            _write(entry, parts, open_ids)
+        parts.append("}" if is_object else "]")
+        open_ids.discard(id(value))
+    else:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def js_string(text: str) -> str:
-    """`text` as JavaScript holds it: a surrogate pair written as two code points
-    ("\\ud83d\\ude00") joined into its one character (😀), as a load reads it back; lone
-    surrogates stay. What a Python tool returns goes through this before it is recorded."""
+    """`text` as JavaScript holds it: a surrogate pair ("\\ud83d\\ude00") joined into its one
+    character (😀), as a load reads it back; lone surrogates stay."""
     if text.isascii():
         return text
     try:
@@ -141,20 +140,15 @@ def js_string(text: str) -> str:
 
 
 def js_length(text: str) -> int:
-    """`text.length` in JavaScript: UTF-16 code units, so a character beyond U+FFFF (😀) counts
-    2 where Python's `len` counts 1 code point. The chapter's estimate counts this way."""
+    """`text.length` in JavaScript: UTF-16 code units (😀 counts 2, Python's `len` 1)."""
     if text.isascii():
         return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def number_to_string(value: float) -> str:
-    """ECMAScript `Number::toString(value)` for a finite double; `-0` is `0`.
-
-    The shortest digits that read back as `value` (Python's `repr` finds the same ones),
-    placed by the exponent: plain up to 21 integer digits, `0.000001` down to 6 zeros,
-    otherwise `1.5e-7` / `1e+21`.
-    """
+    """ECMAScript `Number::toString(value)` for a finite double: the shortest digits (`repr`'s)
+    placed by the exponent: plain up to 21 digits, `0.000001`, else `1.5e-7` / `1e+21`."""
     if not math.isfinite(value):
         raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
     if value == 0:
@@ -231,65 +225,9 @@ def is_array_index(key: str) -> bool:
 def _items(value: dict[Any, Any]) -> list[tuple[str, Any]]:
     """An object's entries in JavaScript's order: array indexes ascending, then the rest."""
     items = [(_key(key), item) for key, item in value.items()]
-    indexes = [entry for entry in items if is_array_index(entry[0])]
-    if not indexes:
-        return items
-    indexes.sort(key=lambda entry: int(entry[0]))
+    indexes = sorted((e for e in items if is_array_index(e[0])), key=lambda e: int(e[0]))
     return indexes + [entry for entry in items if not is_array_index(entry[0])]
 
-
-def _scalar(value: object) -> str:
-    if isinstance(value, str):
-        return encode_basestring(value)
-    if value is None or isinstance(value, bool):
-        return "null" if value is None else "true" if value else "false"
-    if isinstance(value, int):
-        return _integer(value)
-    if isinstance(value, float):
-        return number_to_string(value)
-    return _unsupported(value)  # type: ignore[no-any-return]
-
-
-def _stringify_slowly(value: Any) -> str:
-    """The exact form of any value, without recursion: a stack of open containers."""
-    parts: list[str] = []
-    stack: list[tuple[Iterator[Any], str, int]] = []  # (entries, closing bracket, id)
-    open_ids: set[int] = set()  # the containers being written, to refuse a cycle
-    while True:
-        first = isinstance(value, (dict, list, tuple))
-        if not first:
-            parts.append(_scalar(value))
-        elif len(stack) >= MAX_DEPTH:
-            raise ValueError(TOO_DEEP)
-        elif id(value) in open_ids:
-            raise ValueError("Circular reference detected")
-        else:
-            is_object = isinstance(value, dict)
-            entries = iter(_items(value) if is_object else value)
-            open_ids.add(id(value))
-            stack.append((entries, "}" if is_object else "]", id(value)))
-            parts.append("{" if is_object else "[")
-        while stack:
-            entries, closing, container = stack[-1]
-            entry: Any = next(entries, _END)
-            if entry is _END:
-                stack.pop()
-                open_ids.discard(container)
-                parts.append(closing)
-                first = False
-                continue
-            if not first:
-                parts.append(",")
-            if closing == "}":
-                parts.append(encode_basestring(entry[0]) + ":")
-                entry = entry[1]
-            value = entry
-            break
-        else:
-            return "".join(parts)
-
-
-_END = object()
 
 # --- parse ------------------------------------------------------------------------------
 
@@ -307,133 +245,37 @@ def _finite_float(text: str) -> float:
 
 def _js_int(text: str) -> int | float:
     """An integer token as JavaScript reads it: exact up to ±2^53, else the nearest double."""
-    if len(text) <= 15:  # below 10^15: the common case, at once
-        return int(text)
-    if len(text) <= 17:  # 16 digits and a sign: maybe still within ±2^53
-        value = int(text)
-        if -_EXACT <= value <= _EXACT:
-            return value
+    if len(text) <= 17 and -_EXACT <= (value := int(text)) <= _EXACT:
+        return value
     return _finite_float(text)  # float() has no 4,300-digit limit, and refuses 400 digits
 
 
-_decoder = json.JSONDecoder(
+_decode = json.JSONDecoder(
     parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_js_int
-)
-_raw_decode = _decoder.raw_decode  # one value at an index; the iterative parser's one token
-_WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's, as json's decoder skips it
-
-
-def _skip(text: str, index: int) -> int:
-    """The first index at or after `index` that is not whitespace."""
-    match = _WHITESPACE.match(text, index)
-    return match.end() if match else index
-
-
-_TRAILING_COMMA = sys.version_info >= (3, 13)  # json says "Illegal trailing comma" since 3.13
+).decode
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
 
 
 def parse(text: str) -> JSON:
-    """`JSON.parse(text)`, refusing what JavaScript could not write back (NaN, 1e999) and
-    values nested deeper than `MAX_DEPTH`; integers beyond ±2^53 are read as doubles.
-
-    Raises `ValueError` (a `json.JSONDecodeError` when the text is not JSON, with its column).
-    """
-    size = len(text)
+    """`JSON.parse(text)`, refusing what JavaScript could not write back (NaN, 1e999) and values
+    deeper than `MAX_DEPTH`: a `ValueError` (`JSONDecodeError` with its column: not JSON)."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:  # maybe too deep: look before decoding
+        _check_depth(text)
     try:
-        value, end = _raw_decode(text)  # one value from the first character: the lines we
-    except ValueError:  # write; decode() below skips spaces or says what is wrong
-        pass
-    except RecursionError:  # the caller's stack is nearly used up
-        return _parse_slowly(text)
-    else:
-        if end == size:
-            if size <= MAX_DEPTH or _flat(value) or _brackets(text) <= MAX_DEPTH:
-                return value  # type: ignore[no-any-return]
-            return _parse_slowly(text)  # maybe too deep: exactly
-    if size > MAX_DEPTH and _brackets(text) > MAX_DEPTH:
-        return _parse_slowly(text)  # the first error is maybe the depth: exactly
-    try:
-        return _decoder.decode(text)  # type: ignore[no-any-return]
+        return _decode(text)  # type: ignore[no-any-return]
     except RecursionError:
-        return _parse_slowly(text)
+        raise ValueError(NO_STACK) from None
 
 
-_CONTAINERS = frozenset((dict, list))
-
-
-def _flat(value: object) -> bool:
-    """An object holding no array or object: one level deep, however long (a tool result)."""
-    return type(value) is dict and _CONTAINERS.isdisjoint(map(type, value.values()))
-
-
-def _brackets(text: str) -> int:
-    """Opening brackets, those inside strings too: a cheap bound on the depth."""
-    return text.count("[") + text.count("{")
-
-
-def _parse_slowly(text: str) -> JSON:
-    """`json`'s decoder, step for step and with its messages, but without recursion: the
-    open containers on a stack, one token at a time through the C scanner."""
-    index = _skip(text, 0)
-    stack: list[tuple[list[JSON] | dict[str, JSON], str]] = []  # (container, its next key)
-    while True:
-        char = text[index : index + 1]
-        if char in ("[", "{"):
-            if len(stack) >= MAX_DEPTH:
-                raise JSONDecodeError(TOO_DEEP, text, index)
-            index = _skip(text, index + 1)
-            closing = text[index : index + 1]
-            if char == "[" and closing != "]":
-                stack.append(([], ""))
-                continue
-            if char == "{" and closing != "}":
-                key, index = _key_at(text, index)
-                stack.append(({}, key))
-                continue
-            value: JSON = [] if char == "[" else {}
-            index += 1
-        else:
-            value, index = _raw_decode(text, index)
-        while True:  # put the value in its container; close every container that ends here
-            if not stack:
-                end = _skip(text, index)
-                if end != len(text):
-                    raise JSONDecodeError("Extra data", text, end)
-                return value
-            container, key = stack[-1]
-            if isinstance(container, list):
-                container.append(value)
-            else:
-                container[key] = value
-            index = _skip(text, index)
-            char = text[index : index + 1]
-            if char == ("]" if isinstance(container, list) else "}"):
-                stack.pop()
-                value, index = container, index + 1
-                continue
-            if char != ",":
-                raise JSONDecodeError("Expecting ',' delimiter", text, index)
-            comma, index = index, _skip(text, index + 1)
-            if _TRAILING_COMMA and text[index : index + 1] == (
-                "]" if isinstance(container, list) else "}"
-            ):
-                kind = "array" if isinstance(container, list) else "object"
-                raise JSONDecodeError(f"Illegal trailing comma before end of {kind}", text, comma)
-            if isinstance(container, dict):
-                key, index = _key_at(text, index)
-                stack[-1] = (container, key)
-            break
-
-
-def _key_at(text: str, index: int) -> tuple[str, int]:
-    """A property name and its colon at `index`; the index of the value after them."""
-    if text[index : index + 1] != '"':
-        raise JSONDecodeError("Expecting property name enclosed in double quotes", text, index)
-    key, index = _raw_decode(text, index)
-    index = _skip(text, index)
-    if text[index : index + 1] != ":":
-        raise JSONDecodeError("Expecting ':' delimiter", text, index)
-    return key, _skip(text, index + 1)
+def _check_depth(text: str) -> None:
+    """Raise `TOO_DEEP` at the bracket opening level `MAX_DEPTH + 1`; strings blanked out."""
+    blanked = _STRING.sub(lambda m: " " * len(m.group()), text)
+    depth = 0
+    for match in _BRACKET.finditer(blanked):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            raise JSONDecodeError(TOO_DEEP, text, match.start())
 
 
 def error_column(err: BaseException) -> int | None:
@@ -448,27 +290,7 @@ def describe_error(err: BaseException) -> str:
             return f"byte-order mark (U+FEFF) at column {err.colno}; save as UTF-8 without BOM"
         # "Unterminated string starting at" + " at column 38" would say "at" twice
         return f"{err.msg.removesuffix(' at')} at column {err.colno}"
-    if isinstance(err, RecursionError):  # only when the caller's stack is all but used up
-        return "nested too deeply for the call stack left"
     return str(err)
-
-
-def same_json(left: object, right: object) -> bool:
-    """`left == right` for JSON values, at any depth (no recursion): a list is not a tuple."""
-    pending = [(left, right)]
-    while pending:
-        a, b = pending.pop()
-        if isinstance(a, dict) and isinstance(b, dict):
-            if a.keys() != b.keys():
-                return False
-            pending.extend((a[key], b[key]) for key in a)
-        elif isinstance(a, list) and isinstance(b, list):
-            if len(a) != len(b):
-                return False
-            pending.extend(zip(a, b, strict=True))
-        elif isinstance(a, (dict, list, tuple)) or isinstance(b, (dict, list, tuple)) or a != b:
-            return False
-    return True
 
 
 def json_type(value: object) -> str:

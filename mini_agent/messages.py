@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, TypeAlias
 
-from .json_form import JSON, is_array_index, same_json, stringify
+from .json_form import JSON, is_array_index, stringify
 
 Role = Literal["user", "assistant", "tool"]
 _CALL_KEYS = ("id", "name", "input")
@@ -209,8 +209,5 @@ def record_line(message: Message) -> str:
 
 
 def same_message(loaded: Message | None, message: Message) -> bool:
-    """`loaded == message`, at any depth: with little stack left, compare without recursion."""
-    try:
-        return loaded == message
-    except RecursionError:  # a deep tool input
-        return loaded is not None and same_json(to_record(loaded), to_record(message))
+    """Whether a load gave `message` back: `==`, where a list is never a tuple."""
+    return loaded == message
