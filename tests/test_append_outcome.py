@@ -195,16 +195,17 @@ SIGTERM_FLOOD = textwrap.dedent(
 
 @posix_only(SIGNALS_AND_RLIMITS)
 def test_a_flood_of_sigterms_whose_handler_exits_leaves_no_phantom(tmp_path: Path) -> None:
-    # A real signal: each SIGTERM's handler raises SystemExit; the flood goes on through the
-    # roll-back, so every call there is followed by another exit. Before the fix the record,
-    # written whole, stayed in the file with the error unmarked.
+    # A real signal: each SIGTERM's handler raises SystemExit. The flood starts once the record
+    # is all there (during its sync) and goes on through the roll-back, where another exit can
+    # follow any call. Before the fix the record, whole, stayed in the file with the error
+    # unmarked: 2 to 19 phantoms in 60 trials, fewer on a busy machine.
     run = subprocess.run(
-        [sys.executable, "-c", SIGTERM_FLOOD, str(tmp_path), "40", str(4 << 20), "34"],
+        [sys.executable, "-c", SIGTERM_FLOOD, str(tmp_path), "60", str(2 << 20), "34"],
         cwd=ROOT, capture_output=True, encoding="utf-8", timeout=120,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     tally = json.loads(run.stdout)
-    assert tally["raised"] > 10, tally  # most trials were interrupted inside the append
+    assert tally["raised"] > 20, tally  # most trials were interrupted inside the append
     assert (tally["phantoms"], tally["ghosts"]) == (0, 0), tally
 
 
