@@ -377,7 +377,10 @@ class LockedFile(io.FileIO):
 _ATTEMPTS = 100
 _OPENER = functools.partial(os.open, mode=0o600)  # a new file is 0600 from its first moment
 _FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # where they exist
-_SETFL = None if sys.platform == "win32" else getattr(fcntl, "F_SETFL", None)  # none in Pyodide
+if sys.platform == "win32":
+    _SETFL = None
+else:
+    _SETFL = getattr(fcntl, "F_SETFL", None)  # not in Pyodide's `fcntl`
 
 
 def open_locked(path: PathLike, *, write: bool, create: bool = False) -> LockedFile:
