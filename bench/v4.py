@@ -30,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from mini_agent import Message, append_session, load_session, to_record
-from mini_agent.appending import checked_line
 from mini_agent.messages import record_line
-from mini_agent.session import parse_session_message
+from mini_agent.session import _stringify_checked as checked_line
 
 from .histories import random_history
 from .loading import tool_heavy_chinese_history
@@ -140,7 +139,7 @@ def guarantee_costs(folder: Path, repeat: int) -> list[tuple[str, float]]:
             ("a fork takes no lock along (guard, weak record)", record_for_forks),
             (
                 "exact JSON: checked_line against json.dumps",
-                lambda: checked_line(message, parse_session_message),
+                lambda: checked_line(message),
             ),
         ]
         baseline: dict[str, Callable[[], object]] = {

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 from .agent_arguments import check_arguments, check_resumable
 from .context import trim_context
-from .durable import written_anyway
 from .json_form import js_string
 from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from .model_client import ModelClient, collect_reply
 from .open_calls import INTERRUPTED as INTERRUPTED  # re-exported: the result it records
 from .open_calls import closed_for_request, interrupted_results
 from .session import PathLike, append_session, load_session
+from .store import written_anyway
 from .tools import Tool
 
 DEFAULT_MAX_TURNS = 20

@@ -28,21 +28,21 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, BinaryIO, NoReturn, TextIO
 
 from . import cli_text as text
-from . import durable
+from . import store
 from .cli_arguments import positive_int
 from .cli_text import ARGPARSE, COMMANDS
 from .context import ContextBudgetError, estimate_context_chars
-from .durable import CHUNK
 from .listing import SessionListing, TrimListing, UnitsListing
 from .messages import Message
-from .refusals import (
+from .repair import RepairRefusedError, repair_session, why_repair_refuses
+from .session import INVALID_JSON, SessionFormatError, parse_session_lines
+from .store import (
+    CHUNK,
     HardLinkRefusedError,
     NotARegularFileError,
     SymlinkRefusedError,
     UntrustedFileError,
 )
-from .repair import RepairRefusedError, repair_session, why_repair_refuses
-from .session import INVALID_JSON, SessionFormatError, parse_session_lines
 from .visible import visible, visible_line, visible_text
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
@@ -66,7 +66,7 @@ def say(text: str, file: TextIO | None = None) -> None:
 def read_session(path: str) -> list[Message]:
     """The session at `path`, as `load_session` reads it; but a missing file is an error
     here: someone named a file on the command line and would not want a silent `[]`."""
-    return parse_session_lines(durable.read_lines(path), path)
+    return parse_session_lines(store.read_lines(path), path)
 
 
 def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") -> str:

@@ -142,7 +142,7 @@ WHOLE: tuple[tuple[str, str], ...] = (
     (r"No space left on device", "磁盘已满"),
     (r"File too large", "文件超过了允许的大小上限"),
     (r"Read-only file system", "文件系统是只读的"),
-    # the kit's refusals of a path (`refusals`): what to do is the point
+    # the store's refusals of a path: what to do is the point
     (
         r"a symbolic link: sessions are not followed through links.*",
         "这是符号链接：会话从不经过链接读写（在共享文件夹里，链接可能指向你的某个文件）；"
@@ -162,11 +162,6 @@ WHOLE: tuple[tuple[str, str], ...] = (
         r"mode (\d+) lets others write it.*",
         r"权限 \1 允许别人写它，里面的内容可能是别人写的：拒绝追加；"
         r"如果你信任它的内容，先 `chmod 600` 它",
-    ),
-    (
-        r".* is a symbolic link of uid (\d+) in a folder others may write.*",
-        r"路径经过一个属于 uid \1、放在别人也能写的文件夹里的符号链接：拒绝经过它创建会话；"
-        r"换一个你自己的文件夹",
     ),
 )
 
@@ -189,7 +184,7 @@ REPAIR_REASONS: tuple[tuple[str, str], ...] = (
     (r"line (\d+) is damaged, and it is not the last line", r"第 \1 行坏了，而它不是最后一行"),
 )
 _NOT_TORN_LINE = re.compile(r"the last line (\d+) is not a torn record: (.*)", re.S)
-NOT_TORN: tuple[tuple[str, str], ...] = (  # why a last line is not a torn record (`torn`)
+NOT_TORN: tuple[tuple[str, str], ...] = (  # why a last line is not a torn record (`store`)
     (r"it is complete JSON, but not a record", "它是完整的 JSON，却不是一条记录"),
     (r"it does not start with `\{`, as every record does", "每条记录都以 `{` 开头，它不是"),
     (
@@ -213,7 +208,6 @@ REPAIR_ADVICE_GLOSS = (
 )
 # a step of `repair_session` that the system refused, as its OSError names it
 REPAIR_STEPS: tuple[tuple[str, str], ...] = (
-    ("cannot remove what an interrupted repair left", "清不掉上次被打断的修复留下的文件"),
     ("cannot write a backup of its torn last line", "写不了写到一半的最后一行的备份"),
     ("cannot cut its torn last line", "剪不掉写到一半的最后一行"),
     (

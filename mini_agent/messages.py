@@ -206,8 +206,3 @@ def to_record(message: Message) -> dict[str, JSON]:
 def record_line(message: Message) -> str:
     """The message's line in a session file, without the newline."""
     return message.line
-
-
-def same_message(loaded: Message | None, message: Message) -> bool:
-    """Whether a load gave `message` back: `==`, where a list is never a tuple."""
-    return loaded == message

@@ -1,7 +1,8 @@
 """The session on disk: one JSON line per message, appended; loaded strictly, line by line.
 
 Chapter 34, "JSONL 的判别式读取" to "损坏记录的错误路径", in the chapter's order; what the kit adds
-is one call each, into `durable` (lock, newline guard, roll-back) and `json_form` (exact JSON).
+is one call each, into `store` (read the numbered lines; append one line: lock, newline guard,
+roll-back) and `json_form` (exact JSON).
 """
 
 from __future__ import annotations
@@ -9,20 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from . import appending, durable
-from .durable import PathLike as PathLike  # the kit's path type, re-exported
-from .json_form import describe_error, error_column, json_type, parse, stringify
-from .messages import (
-    AssistantMessage,
-    Message,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
-from .session_errors import INVALID_JSON as INVALID_JSON  # re-exported: the chapter's
-from .session_errors import INVALID_RECORD as INVALID_RECORD  # phrases, the kit's error
-from .session_errors import SessionFormatError as SessionFormatError
-from .session_errors import not_utf8
+from . import store
+from .json_form import describe_error, error_column, json_type, parse, stringify, stringify_exactly
+from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, to_record
+from .store import INVALID_JSON as INVALID_JSON  # re-exported: the chapter's phrases,
+from .store import INVALID_RECORD as INVALID_RECORD  # the kit's error, its path type
+from .store import PathLike as PathLike
+from .store import SessionFormatError as SessionFormatError
 
 
 def record(value: object) -> dict[str, Any] | None:
@@ -87,7 +81,7 @@ def load_session(path: PathLike) -> list[Message]:
     error propagates. A bad line raises `invalid session JSON at line N` (not JSON) or
     `invalid session record at line N` (not a message): N is the physical line."""
     try:
-        lines = durable.read_lines(path)  # readFile + split("\n") + filter(Boolean), locked
+        lines = store.read_lines(path)  # readFile + split("\n") + filter(Boolean), locked
     except FileNotFoundError:
         return []  # ENOENT: no file yet, a session that has not started
     return parse_session_lines(lines, path)
@@ -105,6 +99,20 @@ def parse_session_lines(lines: Iterable[tuple[int, str | bytes]], path: PathLike
         if message is not None:
             messages.append(message)
     return messages
+
+
+def not_utf8(line: bytes, number: int, path: PathLike) -> SessionFormatError:
+    """The error for line `number` that is not UTF-8: the column, in characters, where it breaks."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as err:
+        column = len(line[: err.start].decode("utf-8")) + 1
+        error = SessionFormatError(
+            INVALID_JSON, path, number, f"not UTF-8 at column {column}", column
+        )
+        error.__cause__ = err  # as `raise … from err` would
+        return error
+    raise ValueError("this line is UTF-8")
 
 
 def parse_line(line: str, number: int, path: PathLike) -> Message | None:
@@ -136,12 +144,24 @@ def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
 
 def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
     """`load_session` of a file's bytes already read."""
-    return parse_session_lines(durable.split_lines((data,)), path)
+    return parse_session_lines(store.split_lines((data,)), path)
 
 
 def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> None:
-    """The chapter's `appendSession`: `JSON.stringify(message)` and a newline, appended; each
-    step one call into the kit (`checked_line`: only what loads back; `append_line`: safely).
-    If it raises, the record is not in the file, unless `durable.written_anyway(error)`."""
-    line = appending.checked_line(message, parse_session_message)  # JSON.stringify(message)
-    appending.append_line(path, f"{line}\n", fsync, parse_session_bytes)  # appendFile(…)
+    """The chapter's `appendSession`: `JSON.stringify(message)` and a newline, appended — safely,
+    in one call into the store. If it raises, the record is not in the file, unless
+    `store.written_anyway(error)`."""
+    line = _stringify_checked(message)  # JSON.stringify(message)
+    store.append_line(path, line, fsync, parse_session_bytes)  # appendFile(path, `${line}\n`)
+
+
+def _stringify_checked(message: Message) -> str:
+    """`JSON.stringify(message)`, after checking that a later load gives this message back."""
+    strings_only = not (isinstance(message, AssistantMessage) and message.tool_calls)
+    line, exact = stringify_exactly(to_record(message), known_plain=strings_only)
+    if not exact and parse_session_message(parse(line)) != message:
+        raise ValueError(
+            f"refusing to append this {message.role} message: it would not load back unchanged: "
+            "a tuple, a non-str key, a surrogate pair as two code points (see js_string)?"
+        )
+    return line

@@ -343,7 +343,7 @@ def _check_after_kills(path: Path, names: list[str], acks: list[list[int]], tall
 BIG_APPENDER = textwrap.dedent(
     """
     import os, random, sys
-    from mini_agent import UserMessage, append_session, durable
+    from mini_agent import UserMessage, append_session, store
     path, stop, seed, low, high, cap = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
     rng = random.Random(seed)
     for number in range(1_000_000):
@@ -351,7 +351,7 @@ BIG_APPENDER = textwrap.dedent(
             break
         append_session(path, UserMessage(f"{number}:" + "m" * rng.randint(low, high)))
         if os.path.getsize(path) > cap:  # start over, as a cooperating writer: under the lock
-            with durable.open_locked(path, write=True) as file:
+            with store.open_locked(path, write=True) as file:
                 os.ftruncate(file.fileno(), 0)
     print(number)
     """
@@ -550,7 +550,7 @@ CTRL_C_OUTCOMES = textwrap.dedent(
     """
     import json, os, random, signal, sys, threading, time
     from mini_agent import UserMessage, append_session, load_session
-    from mini_agent.durable import written_anyway
+    from mini_agent.store import written_anyway
     folder, trials, fsync, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
     signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job inherits SIG_IGN
     rng = random.Random(seed)
@@ -684,7 +684,7 @@ def ctrl_c_in_run_agent(folder: Path, trials: int, seed: int) -> Tally:
 def hard_link_trials(folder: Path, trials: int) -> Tally:
     """Appends to a session whose file has a second name: every one refused, the file kept."""
     from mini_agent import UserMessage, append_session
-    from mini_agent.refusals import HardLinkRefusedError
+    from mini_agent.store import HardLinkRefusedError
 
     tally = Tally()
     for trial in range(trials):

@@ -25,11 +25,10 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     append_session,
-    durable,
     estimate_context_chars,
     load_session,
-    refusals,
     run_agent,
+    store,
     trim_context,
 )
 from mini_agent.repair import repair_session
@@ -99,11 +98,11 @@ def check_paths(folder: Path) -> None:
         return
     if not link.is_symlink():  # Wine 8 reports success and makes none
         return
-    raises(refusals.SymlinkRefusedError, lambda: append_session(link, UserMessage("x")), "link")
-    raises(refusals.SymlinkRefusedError, lambda: load_session(link), "symbolic link")
+    raises(store.SymlinkRefusedError, lambda: append_session(link, UserMessage("x")), "link")
+    raises(store.SymlinkRefusedError, lambda: load_session(link), "symbolic link")
     dangling = folder / "dangling.jsonl"
     dangling.symlink_to("nowhere.jsonl")
-    raises(refusals.SymlinkRefusedError, lambda: append_session(dangling, UserMessage("x")))
+    raises(store.SymlinkRefusedError, lambda: append_session(dangling, UserMessage("x")))
     assert not (folder / "nowhere.jsonl").exists()
 
 
@@ -178,7 +177,7 @@ def run(folder: Path) -> dict[str, object]:
         own.mkdir()
         check(own)
         passed.append(check.__name__)
-    return {"passed": passed, "has_lock": durable.has_lock(), "platform": sys.platform}
+    return {"passed": passed, "has_lock": store.has_lock(), "platform": sys.platform}
 
 
 if __name__ == "__main__":

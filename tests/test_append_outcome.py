@@ -1,7 +1,7 @@
 """One outcome per append whatever arrives during its roll-back, and no cut into a writer that
 takes no lock (issue 34, items 1 and 3).
 
-A signal's handler raises after a call returns: `Interrupting` stands in for `durable`'s `os`
+A signal's handler raises after a call returns: `Interrupting` stands in for the store's `os`
 and raises `KeyboardInterrupt` after the call that writes the record, then once more after the
 n-th call that follows, for every n the roll-back reaches. A real flood of SIGTERMs, whose
 handler raises `SystemExit`, does the same to a large record in a subprocess. A plain
@@ -35,9 +35,9 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     append_session,
-    durable,
     load_session,
     run_agent,
+    store,
 )
 from mini_agent.open_calls import INTERRUPTED
 
@@ -48,7 +48,7 @@ RECORD = UserMessage("the record " * 50)
 
 
 class Interrupting:
-    """`os` for `durable`: a `KeyboardInterrupt` after the first call `first` picks (it took
+    """`os` for the store: a `KeyboardInterrupt` after the first call `first` picks (it took
     effect: a handler runs after a call returns), and one more after each of the `later`-th
     calls made from then on."""
 
@@ -80,12 +80,12 @@ class Interrupting:
 
 
 @contextlib.contextmanager
-def durable_os(fake: object) -> Iterator[None]:
-    setattr(durable, "os", fake)  # noqa: B010 (durable's `os` is not exported)
+def store_os(fake: object) -> Iterator[None]:
+    setattr(store, "os", fake)  # noqa: B010 (the store's `os` is not exported)
     try:
         yield
     finally:
-        setattr(durable, "os", os)  # noqa: B010
+        setattr(store, "os", os)  # noqa: B010
 
 
 def the_write(name: str, args: tuple[Any, ...]) -> bool:
@@ -113,10 +113,10 @@ def test_a_second_interrupt_after_any_call_of_the_roll_back_leaves_no_phantom(
         if not new:
             append_session(path, UserMessage("before"))
         fake = Interrupting(the_write, later)
-        with durable_os(fake), pytest.raises(KeyboardInterrupt) as caught:
+        with store_os(fake), pytest.raises(KeyboardInterrupt) as caught:
             append_session(path, RECORD, fsync=fsync)
         there = last_is(path, RECORD)
-        assert there == durable.written_anyway(caught.value), (later, caught.value)
+        assert there == store.written_anyway(caught.value), (later, caught.value)
         if not new:
             assert load_session(path)[0] == UserMessage("before")
         if not fake.reached_all():  # the roll-back made fewer calls: every one was tried
@@ -127,7 +127,7 @@ def test_a_second_interrupt_after_any_call_of_the_roll_back_leaves_no_phantom(
 SIGTERM_FLOOD = textwrap.dedent(
     """
     import json, os, random, select, signal, subprocess, sys, time
-    from mini_agent import UserMessage, append_session, durable
+    from mini_agent import UserMessage, append_session, store
     from mini_agent.messages import record_line
     folder, trials, size, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     rng = random.Random(seed)
@@ -180,7 +180,7 @@ SIGTERM_FLOOD = textwrap.dedent(
         there = data.endswith(line)
         if raised is not None:
             tally["raised"] += 1
-            marked = durable.written_anyway(raised)
+            marked = store.written_anyway(raised)
             tally["marked"] += marked
             tally["phantoms"] += there and not marked
             tally["ghosts"] += marked and not there
@@ -244,7 +244,7 @@ def test_run_agent_interrupted_two_or_three_times_around_a_results_append_keeps_
         path = tmp_path / ("run" + "_".join(map(str, later)) + ".jsonl")
         client = ScriptedClient([AssistantMessage("two calls", calls), AssistantMessage("ok")])
         fake = Interrupting(result_of_a, *later)
-        with durable_os(fake), pytest.raises(KeyboardInterrupt) as caught:
+        with store_os(fake), pytest.raises(KeyboardInterrupt) as caught:
             run_agent("go", client=client, tools=tools, session_path=path)
         disk = load_session(path)
         assert all(n == 1 for n in results_per_call(disk).values()), (later, caught.value, disk)
@@ -272,7 +272,7 @@ def test_run_agent_interrupted_two_or_three_times_around_a_results_append_keeps_
 
 
 class Foreign:
-    """`os` for `durable`, whose record write (or sync) lets another writer append first."""
+    """`os` for the store, whose record write (or sync) lets another writer append first."""
 
     def __init__(self, path: Path, when: str) -> None:
         self.file, self.when = path, when
@@ -316,7 +316,7 @@ def test_a_writer_that_takes_no_lock_is_never_cut_or_overwritten(
         append_session(path, message)
     foreign = Foreign(path, when)
     error = None
-    with durable_os(foreign):
+    with store_os(foreign):
         try:
             append_session(path, RECORD, fsync=True)
         except OSError as raised:
@@ -328,7 +328,7 @@ def test_a_writer_that_takes_no_lock_is_never_cut_or_overwritten(
         return
     assert error is not None
     loaded = load_session(path)
-    assert (RECORD in loaded) == durable.written_anyway(error)
+    assert (RECORD in loaded) == store.written_anyway(error)
     assert loaded == [*before, kit] if when == "then ENOSPC" else [*before, RECORD, kit]
     said = str(error) + "".join(getattr(error, "__notes__", []))
     assert "left" in said and str(path) in said, said  # the file was left as it is, and why
@@ -352,7 +352,7 @@ def test_a_failed_append_names_its_file(tmp_path: Path) -> None:
     if Path("/proc/self/status").is_file():  # Linux: a real file that refuses writes
         cases.append((Path("/proc/self/status"), os))
     for where, fake in cases:
-        with durable_os(fake), pytest.raises(OSError) as caught:
+        with store_os(fake), pytest.raises(OSError) as caught:
             append_session(where, UserMessage("x"))
         assert caught.value.errno == errno.EINVAL or fake is os
         assert caught.value.filename == str(where) and str(where) in str(caught.value)

@@ -95,5 +95,5 @@ def test_the_cheat_sheet_covers_the_chapter_first() -> None:
     for name in ("parseSessionMessage", "calls(", "loadSession", "appendSession", "trimContext"):
         assert name in text, name
     assert "算法一" in text and "算法二" in text
-    for internal in ("MAX_DEPTH", "json_form", "durable", "fcntl", "flock"):
+    for internal in ("MAX_DEPTH", "json_form", "store", "durable", "fcntl", "flock"):
         assert internal not in text, internal

@@ -1,5 +1,5 @@
 """Real faults, not mocks: FIFOs and devices, a full disk, SIGKILL, an unprivileged user,
-loads racing appends, a fork in the middle of an append. The long soak is `python kit.py soak`."""
+loads racing appends. The long soak is `python kit.py soak`."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mini_agent import UserMessage, append_session, load_session, refusals
+from mini_agent import UserMessage, append_session, load_session, store
 from mini_agent.cli import main as cli_main
 
 from . import faults
@@ -72,12 +72,12 @@ def link_to(target: Callable[[Path], Path]) -> Callable[[Path], Path]:
 
 
 NOT_REGULAR: dict[str, tuple[Callable[[Path], Path], type[OSError], str]] = {
-    "fifo": (make_fifo, refusals.NotARegularFileError, "a FIFO, not a regular file"),
-    "dev-null": (lambda _: Path("/dev/null"), refusals.NotARegularFileError, "a character device"),
-    "dev-zero": (lambda _: Path("/dev/zero"), refusals.NotARegularFileError, "a character device"),
-    "socket": (make_socket, refusals.NotARegularFileError, "a socket, not a regular file"),
+    "fifo": (make_fifo, store.NotARegularFileError, "a FIFO, not a regular file"),
+    "dev-null": (lambda _: Path("/dev/null"), store.NotARegularFileError, "a character device"),
+    "dev-zero": (lambda _: Path("/dev/zero"), store.NotARegularFileError, "a character device"),
+    "socket": (make_socket, store.NotARegularFileError, "a socket, not a regular file"),
     "directory": (lambda folder: folder, IsADirectoryError, "Is a directory"),
-    "symlink-to-fifo": (link_to(make_fifo), refusals.SymlinkRefusedError, "a symbolic link"),
+    "symlink-to-fifo": (link_to(make_fifo), store.SymlinkRefusedError, "a symbolic link"),
 }
 
 
@@ -107,15 +107,15 @@ def test_a_path_that_is_not_a_regular_file_is_refused_at_once_and_nothing_writte
 HALF_WRITER = textwrap.dedent(
     """
     import os, sys
-    from mini_agent import durable
-    with durable.open_locked(sys.argv[1], write=True) as file:
+    from mini_agent import store
+    with store.open_locked(sys.argv[1], write=True) as file:
         fd = file.fileno()
         os.lseek(fd, 0, os.SEEK_END)
         record = ('{"role":"user","content":"' + "w" * 3_000_000 + '"}\\n').encode()
-        durable.write_all(fd, record[: len(record) // 2])  # a cooperating append, half done
+        store.write_all(fd, record[: len(record) // 2])  # a cooperating append, half done
         print("half", flush=True)
         sys.stdin.readline()
-        durable.write_all(fd, record[len(record) // 2 :])
+        store.write_all(fd, record[len(record) // 2 :])
     """
 )
 
@@ -157,68 +157,6 @@ def test_a_load_during_an_append_waits_for_the_whole_record(tmp_path: Path) -> N
 def test_loads_racing_appends_of_multi_megabyte_records_see_no_torn_line(tmp_path: Path) -> None:
     tally = faults.racing_loads(tmp_path, loads=60, seconds=8, sizes=(1 << 20, 4 << 20), seed=11)
     assert tally.errors == [] and tally.trials > 0 and tally.acknowledged > 0
-
-
-# --- 3. a fork during an append does not take the lock with it ------------------------------------
-
-FORK_DURING_APPEND = textwrap.dedent(
-    """
-    import os, sys, threading
-    from mini_agent import durable
-    path = sys.argv[1]
-    locked, go = threading.Event(), threading.Event()
-    def hold(line, number):  # runs under the append's lock: an append in progress
-        locked.set()
-        go.wait(30)
-    thread = threading.Thread(target=durable.append_line,
-                              args=(path, b'{"role":"user","content":"thread"}\\n', hold, False))
-    thread.start()
-    locked.wait(30)
-    read_end, write_end = os.pipe()
-    ready_read, ready_write = os.pipe()
-    child = os.fork()
-    if child == 0:  # the child lives on, as a long tool or a server would
-        os.close(write_end)
-        os.write(ready_write, b"r")  # past the fork handlers: what it holds now, it keeps
-        os.read(read_end, 1)
-        os._exit(0)
-    os.close(read_end)
-    os.read(ready_read, 1)
-    go.set()
-    thread.join(30)
-    print("appended", flush=True)
-    sys.stdin.readline()  # the test now appends from another process, the child still alive
-    os.write(write_end, b"x")
-    os.waitpid(child, 0)
-    """
-)
-
-
-def test_a_child_forked_during_an_append_does_not_hold_the_lock(tmp_path: Path) -> None:
-    import fcntl
-
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(b'{"role":"user","content":"first"}')  # no newline: the guard runs `hold`
-    parent = subprocess.Popen(
-        [sys.executable, "-c", FORK_DURING_APPEND, str(path)],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8",
-    )  # fmt: skip
-    assert parent.stdout is not None and parent.stdin is not None
-    assert parent.stdout.readline() == "appended\n"
-    fd = os.open(path, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError if the child held it
-    finally:
-        os.close(fd)
-    append_session(path, UserMessage("other process"))
-    parent.stdin.write("done\n")
-    parent.stdin.close()
-    assert parent.wait(timeout=60) == 0
-    assert load_session(path) == [
-        UserMessage("first"),
-        UserMessage("thread"),
-        UserMessage("other process"),
-    ]
 
 
 def test_threads_of_one_process_append_without_interleaving(tmp_path: Path) -> None:
@@ -516,10 +454,10 @@ def test_in_a_shared_sticky_folder_another_user_cannot_turn_a_session_against_it
     assert run.returncode == 0, run.stderr
     planted = {p.name: p.read_bytes() for p in sticky_folder.iterdir() if not p.is_symlink()}
     refused: dict[str, type[OSError]] = {
-        "rc.jsonl": refusals.SymlinkRefusedError,
-        "home.jsonl": refusals.SymlinkRefusedError,
-        "open.jsonl": refusals.UntrustedFileError,
-        "theirs.jsonl": refusals.UntrustedFileError,
+        "rc.jsonl": store.SymlinkRefusedError,
+        "home.jsonl": store.SymlinkRefusedError,
+        "open.jsonl": store.UntrustedFileError,
+        "theirs.jsonl": store.UntrustedFileError,
     }
     for name, error in refused.items():
         path = sticky_folder / name
@@ -533,7 +471,7 @@ def test_in_a_shared_sticky_folder_another_user_cannot_turn_a_session_against_it
         with pytest.raises(error):
             run_agent("my secret prompt", client=client, session_path=path)
         assert client.requests == []  # nothing forged reached a model, no prompt was written
-    with pytest.raises(refusals.SymlinkRefusedError):
+    with pytest.raises(store.SymlinkRefusedError):
         load_session(sticky_folder / "rc.jsonl")
     assert rc.read_bytes() == b"alias ls='ls -F'\n"
     assert sorted(home.iterdir()) == [rc]  # nothing created through the dangling link
@@ -588,7 +526,7 @@ def test_a_session_others_may_write_is_refused_with_the_fix(tmp_path: Path) -> N
     for mode, group in ((0o606, 0), (0o620, 65534), (0o660, 0)):
         os.chown(path, 0, group)
         path.chmod(mode)
-        with pytest.raises(refusals.UntrustedFileError, match=rf"mode 0{mode:o} .* `chmod 600`"):
+        with pytest.raises(store.UntrustedFileError, match=rf"mode 0{mode:o} .* `chmod 600`"):
             append_session(path, UserMessage("y"))
         assert load_session(path) == [UserMessage("x")]  # reading it is still allowed
 
@@ -608,17 +546,17 @@ def test_a_session_with_a_second_hard_link_is_refused_and_the_other_file_untouch
     rc.write_bytes(b"alias ls='ls -F'\n")
     linked = tmp_path / "h.jsonl"
     os.link(rc, linked)
-    with pytest.raises(refusals.HardLinkRefusedError) as caught:
+    with pytest.raises(store.HardLinkRefusedError) as caught:
         append_session(linked, UserMessage("my prompt"))
     assert caught.value.filename == str(linked) and "cp FILE NEW" in str(caught.value)
-    with pytest.raises(refusals.HardLinkRefusedError):
+    with pytest.raises(store.HardLinkRefusedError):
         repair_session(linked)
     assert rc.read_bytes() == b"alias ls='ls -F'\n"
     other = tmp_path / "other.jsonl"  # a session of yours, linked: it loads, nothing is added
     append_session(other, UserMessage("mine"))
     os.link(other, tmp_path / "h2.jsonl")
     client = ScriptedClient([])
-    with pytest.raises(refusals.HardLinkRefusedError):
+    with pytest.raises(store.HardLinkRefusedError):
         run_agent("my prompt", client=client, session_path=tmp_path / "h2.jsonl")
     assert load_session(other) == [UserMessage("mine")] and client.requests == []
 
@@ -628,13 +566,13 @@ def test_a_session_with_a_second_hard_link_is_refused_and_the_other_file_untouch
 CTRL_C_WAITING_TO_OPEN = textwrap.dedent(
     """
     import os, signal, sys, threading, time
-    from mini_agent import UserMessage, append_session, durable, load_session
+    from mini_agent import UserMessage, append_session, store, load_session
     signal.signal(signal.SIGINT, signal.default_int_handler)
     path = sys.argv[1]
     append_session(path, UserMessage("before"))
     held, go = threading.Event(), threading.Event()
-    def hold():  # holds the guard every open takes, so the append below waits at its open
-        with durable._guard:
+    def hold():  # holds the session's lock, so the append below waits for it
+        with store.open_locked(path, write=True):
             held.set()
             go.wait(10)
     holder = threading.Thread(target=hold)
@@ -646,7 +584,7 @@ CTRL_C_WAITING_TO_OPEN = textwrap.dedent(
         append_session(path, UserMessage("interrupted"))
         print("appended")
     except KeyboardInterrupt as error:
-        print("raised", durable.written_anyway(error))
+        print("raised", store.written_anyway(error))
     holder.join()
     print([m.content for m in load_session(path)])
     """

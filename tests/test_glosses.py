@@ -172,7 +172,7 @@ def test_a_json_decode_error_of_the_standard_library_gets_its_gloss() -> None:
 
 
 def test_the_kits_refusals_of_a_file_are_glossed_with_what_to_do(tmp_path: Path) -> None:
-    from mini_agent.refusals import refuse_linked, symlink_refused
+    from mini_agent.store import refuse_linked, symlink_refused
 
     assert (gloss(symlink_refused(tmp_path / "s.jsonl")) or "").startswith("这是符号链接")
     (tmp_path / "a").touch()

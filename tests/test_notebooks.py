@@ -267,18 +267,18 @@ def notebooks_named(prefixes: tuple[str, ...]) -> list[Path]:
 # The chapter's path shows none of the kit's machinery
 
 MACHINERY_CODE = re.compile(
-    r"mini_agent\.(durable|repair|json_form|live)\b"
-    r"|^from mini_agent import [^\n]*\b(durable|repair|json_form|live)\b"
-    r"|\b(durable|json_form)\.\w"
+    r"mini_agent\.(store|repair|json_form|live)\b"
+    r"|^from mini_agent import [^\n]*\b(store|repair|json_form|live)\b"
+    r"|\b(store|json_form)\.\w"
     r"|\brepair_session\b",
     re.M,
 )
-MACHINERY_SHOWN = re.compile(r"mini_agent[./](durable|repair|json_form|live)\b")
+MACHINERY_SHOWN = re.compile(r"mini_agent[./](store|repair|json_form|live)\b")
 MACHINERY_NAMED = re.compile(r"fcntl|flock|os\.link|\bfork|垃圾回收|garbage.collect", re.I)
 
 
 def kit_machinery_on_show(notebook: dict[str, Any]) -> list[str]:
-    """Where a notebook imports or shows durable, repair, json_form or live, or names the
+    """Where a notebook imports or shows store, repair, json_form or live, or names the
     mechanisms the appendix keeps (fcntl, flock, os.link, fork, the garbage collector)."""
     found = []
     for number, cell in enumerate(notebook["cells"]):
@@ -304,7 +304,7 @@ def cell_of(kind: str, source: str, shown: str = "") -> dict[str, Any]:
 
 def test_the_machinery_guard_catches_what_it_is_for() -> None:
     offending = [
-        cell_of("code", "from mini_agent import durable, load_session"),
+        cell_of("code", "from mini_agent import store, load_session"),
         cell_of("code", "from mini_agent.repair import repair_session"),
         cell_of(
             "code",

@@ -130,4 +130,4 @@ def test_the_packages_imports_run_one_way_even_inside_functions() -> None:  # te
               for dep in deps if dep.startswith("teaching")}  # fmt: skip
     assert upward == set()  # the notebooks' apparatus imports the package, never the reverse
     assert "mini_agent.repair" not in graph["mini_agent.session"]
-    assert graph["mini_agent.durable"] <= {"mini_agent.refusals"}
+    assert graph["mini_agent.store"] == set()  # the store knows bytes and files, not messages

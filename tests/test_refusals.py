@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent import UserMessage, append_session, load_session, refusals
+from mini_agent import UserMessage, append_session, load_session, store
 from mini_agent.cli import main as cli_main
 from mini_agent.repair import repair_session
 
@@ -122,7 +122,7 @@ def test_a_fifo_named_directly_is_refused_without_being_opened(tmp_path: Path) -
     os.mkfifo(fifo)
     reader = blocked_reader(fifo)
     try:
-        refused_everywhere(fifo, refusals.NotARegularFileError, "a FIFO, not a regular file")
+        refused_everywhere(fifo, store.NotARegularFileError, "a FIFO, not a regular file")
         assert reader.poll() is None and waiting_channel(reader) == "wait_for_partner"
     finally:
         reader.kill()
@@ -135,7 +135,7 @@ def test_a_link_to_a_fifo_planted_by_another_user_is_refused_without_following_i
     plant(shared)
     reader = blocked_reader(shared / "fifo")
     try:
-        refused_everywhere(shared / "to-fifo.jsonl", refusals.SymlinkRefusedError, "symbolic link")
+        refused_everywhere(shared / "to-fifo.jsonl", store.SymlinkRefusedError, "symbolic link")
         assert reader.poll() is None and waiting_channel(reader) == "wait_for_partner"
     finally:
         reader.kill()

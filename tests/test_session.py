@@ -214,7 +214,7 @@ def test_permission_denied_propagates_unchanged(
     def refuse(*args: object, **kwargs: object) -> object:
         raise denied
 
-    monkeypatch.setattr("mini_agent.durable._OPENER", refuse)  # what opens every session file
+    monkeypatch.setattr("mini_agent.store._OPENER", refuse)  # what opens every session file
     with pytest.raises(PermissionError) as caught:
         load_session(path)
     assert caught.value is denied
@@ -224,7 +224,7 @@ def test_other_io_errors_propagate(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     def broken(*args: object, **kwargs: object) -> object:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr("mini_agent.durable._OPENER", broken)
+    monkeypatch.setattr("mini_agent.store._OPENER", broken)
     with pytest.raises(OSError, match="Input/output error"):
         load_session(tmp_path / "s.jsonl")
 
@@ -514,7 +514,7 @@ def test_fsync_on_a_new_file_also_syncs_its_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     synced: list[str] = []
-    monkeypatch.setattr("mini_agent.durable.sync_folder", synced.append)
+    monkeypatch.setattr("mini_agent.store.sync_folder", synced.append)
     append_session(tmp_path / "s.jsonl", UserMessage("x"), fsync=True)
     append_session(tmp_path / "s.jsonl", UserMessage("y"), fsync=True)
     assert synced == [str(tmp_path)]

@@ -686,7 +686,7 @@ import json, os, sys, tempfile, fcntl
 from pathlib import Path
 from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from mini_agent import append_session, load_session, to_record, trim_context
-from mini_agent.durable import has_lock
+from mini_agent.store import has_lock
 from mini_agent.repair import repair_session
 
 history = [UserMessage("读一下 a.txt"), AssistantMessage("好的", (ToolCall("a", "read", {"path": "a.txt"}),)),
