@@ -48,9 +48,9 @@ class Run:
     err: str
 
 
-def cli(*args: str, cwd: Path) -> Run:
+def cli(*args: str, cwd: Path, module: str = "mini_agent") -> Run:
     done = subprocess.run(
-        [sys.executable, "-m", "mini_agent", *args],
+        [sys.executable, "-m", module, *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -3,8 +3,6 @@ command line's parser."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from mini_agent import load_session
@@ -15,15 +13,7 @@ from .test_cli import session as session  # the fixture
 
 
 def demo_cli(*args: str, cwd: Path) -> Run:
-    done = subprocess.run(
-        [sys.executable, "-m", "teaching.demo", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-    )
-    return Run(done.returncode, done.stdout, done.stderr)
+    return cli(*args, cwd=cwd, module="teaching.demo")
 
 
 def test_the_demo_has_help_and_usage_errors_in_chinese(tmp_path: Path) -> None:
