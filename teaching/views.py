@@ -285,14 +285,20 @@ class RunView:
     requests: Sequence[Sequence[Message]]
     budget: Budget = UNSTATED
     """The budget the runs used, when the caller knows it (one for every request)."""
+    notes: Sequence[str] = ()
+    """Lines under the summary: where a run stopped, and why (06's demo)."""
 
     @classmethod
     def of(
-        cls, session_path: PathLike, *clients: ScriptedClient, budget: Budget = UNSTATED
+        cls,
+        session_path: PathLike,
+        *clients: ScriptedClient,
+        budget: Budget = UNSTATED,
+        notes: Sequence[str] = (),
     ) -> RunView:
         """The file as it is now, and every request of `clients`, in order (runs in turn)."""
         requests = [request for client in clients for request in client.requests]
-        return cls(load_session(session_path), requests, budget)
+        return cls(load_session(session_path), requests, budget, tuple(notes))
 
     @cached_property
     def spans(self) -> list[tuple[int, int]]:
@@ -314,7 +320,7 @@ class RunView:
             )
             for number, (start, end) in enumerate(self.spans, start=1)
         ]
-        return "\n".join(rows)
+        return "\n".join([*rows, *(f"  {note}" for note in self.notes)])
 
     def __repr__(self) -> str:
         w = words()
