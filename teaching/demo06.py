@@ -196,7 +196,7 @@ class Demo06:
         for stage in ran:
             if (failure := self.failures.get(stage.name)) is not None:
                 sent = len(self.clients[stage.name].requests)
-                notes.append(words().stage_stopped(stage.name, sent + 1, self.budget_for(stage)))
+                notes.append(words().stage_stopped(stage.name, sent, self.budget_for(stage)))
                 notes += repr(ShownError(failure)).splitlines()
         return RunView.of(self.session_path, *(self.clients[s.name] for s in ran), notes=notes)
 

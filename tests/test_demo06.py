@@ -113,10 +113,10 @@ def test_a_budget_below_the_newest_unit_is_shown_where_the_stage_stopped(demo: D
     assert isinstance(shown, ShownError) and str(shown.error) == SMALLEST
     assert demo.request(FIRST_RUN, 3) == [] and len(demo.request(FIRST_RUN, 1)) == 1
     summary = demo.run_view().summary()
-    assert "第一次运行停在第 2 次请求之前（预算 300）：" in summary
+    assert "第一次运行发出 1 次请求后停下，下一次请求装不下（预算 300）：" in summary
     assert f"ContextBudgetError: {SMALLEST}" in summary and "释义：" in summary
     demo.run(RESTART)  # the restart still runs: its newest unit, the question, fits
-    assert "停在" in demo.run_view().summary()  # where the first run stopped, still said
+    assert "后停下" in demo.run_view().summary()  # where the first run stopped, still said
 
 
 def test_asking_for_a_stage_that_has_not_run_runs_it(demo: Demo06) -> None:
