@@ -290,3 +290,59 @@ def test_a_changed_value_flows_into_the_later_cells(
     assert [text for text in shows if text not in later] == []
     assert [text for text in gone if text in later] == []
     assert "Traceback" not in later
+
+
+# A later cell first (issue 35): after a kernel restart a reader runs the import cell, then jumps
+# to a section. Each code cell then runs with nothing else run before it but the first code cell,
+# or fails only for a name the code cell right above it assigns (the exercise's value, the widget
+# just displayed), which the reader sees there. `%reset -f` empties the namespace in between, as a
+# restart does (one kernel: a fresh one per cell would take a minute per notebook).
+JUMPED_TO = ("05", "06")
+
+
+def names_assigned(source: str) -> set[str]:
+    return set(re.findall(r"^(\w+)\s*=", source, re.M))
+
+
+def run_each_cell_first(path: Path) -> list[str]:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook: Any = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+    client = NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        record_timing=False,
+        store_widget_state=False,
+    )
+    v4: Any = nbformat.v4
+    reset = v4.new_code_cell("%reset -f")
+    code = [(index, cell) for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+    (first_index, first), rest = code[0], code[1:]
+    problems: list[str] = []
+    with client.setup_kernel():
+        for (_, above), (index, cell) in zip(code, rest, strict=False):
+            client.execute_cell(reset, 0)
+            client.execute_cell(first, first_index)
+            try:
+                client.execute_cell(cell, index)
+            except CellExecutionError as err:
+                name = re.search(r"name '(\w+)' is not defined", str(err.evalue))
+                if not (
+                    err.ename == "NameError" and name and name[1] in names_assigned(above.source)
+                ):
+                    problems.append(
+                        f"cell {index}, id {cell.get('id')}: {err.ename}: {err.evalue}"[:300]
+                    )
+    return problems
+
+
+@pytest.mark.parametrize("path", notebooks_named(JUMPED_TO), ids=lambda path: path.name)
+def test_a_later_cell_runs_right_after_the_import_cell(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel_imports_this_checkout(monkeypatch)
+    assert run_each_cell_first(path) == []
