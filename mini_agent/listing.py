@@ -222,16 +222,16 @@ class TrimListing:
         return context_units(self.messages)
 
     @cached_property
-    def _outcome(self) -> list[Message] | ContextBudgetError:
+    def _outcome(self) -> list[Message] | ContextBudgetError | TypeError:
         try:
             return trim_context(self.messages, self.max_chars)
-        except ContextBudgetError as err:
+        except (ContextBudgetError, TypeError) as err:  # TypeError: a budget such as 400.5
             return err.with_traceback(None)  # kept without the frames it was raised in
 
     @property
     def kept(self) -> list[Message] | None:
-        """The trimmed context, or `None` when the budget cannot hold one."""
-        return None if isinstance(self._outcome, ContextBudgetError) else self._outcome
+        """The trimmed context, or `None` when the budget cannot hold one (or is no int)."""
+        return None if isinstance(self._outcome, Exception) else self._outcome
 
     @property
     def failure(self) -> ContextBudgetError | None:
@@ -239,9 +239,14 @@ class TrimListing:
         return self._outcome if isinstance(self._outcome, ContextBudgetError) else None
 
     @property
+    def problem(self) -> ContextBudgetError | TypeError | None:
+        """The budget error, or the `TypeError` of a budget that is no int."""
+        return self._outcome if isinstance(self._outcome, Exception) else None
+
+    @property
     def error(self) -> str | None:
-        """The chapter's budget error, when the budget cannot hold a context."""
-        return None if self.failure is None else str(self.failure)
+        """The chapter's budget error (or a budget's type error), when no context came out."""
+        return None if self.problem is None else str(self.problem)
 
     @cached_property
     def rows(self) -> list[Row]:
@@ -258,7 +263,7 @@ class TrimListing:
         kept = self.kept
         if kept is None:
             said = WORDS.trim_error(self.max_chars, str(self.error))
-            meaning = None if self.failure is None else gloss_line(self.failure)
+            meaning = None if self.problem is None else gloss_line(self.problem)
             return said if meaning is None else f"{said}\n{meaning}"
         kept_units = sum(1 for *_, is_kept in self.rows if is_kept)
         return WORDS.trim_summary(

@@ -2,8 +2,9 @@
 
     demo = fresh_demo()                       # a new temporary folder; no file yet
     client = demo.client(FIRST_RUN)           # the file as it is before the first run: none
+    demo.budget = 700                         # the reader's budget: the first run and the restart
     result = run_agent(FIRST_RUN.prompt, client=client, tools=demo.tools,
-                       session_path=demo.session_path, context_max_chars=700)
+                       session_path=demo.session_path, context_max_chars=demo.budget)
     demo.run_view()                           # RunView of the file and every stage's requests
     again = demo.run(RESTART)                 # the file as the first run left it, then the restart
     demo.reset()                              # 重置演示: a new empty folder
@@ -11,24 +12,26 @@
 `demo.client(stage)` rebuilds the session file as the earlier stages leave it (by running
 them, scripted, with `run_agent`) and returns a fresh `ScriptedClient` holding the stage's
 script — so re-running a cell never meets `ScriptExhaustedError` and never appends to an
-older run's file. Budgets change only what is sent, never what is written, so the rebuilt
-file is the same whatever budget an earlier cell used.
+older run's file. The first run and the restart use the reader's budget, `demo.budget` (the
+first-run cell sets it; every later cell reads it), so a changed budget flows through. A budget
+too small for a request stops that stage with the chapter's error: `run` returns it shown
+(`ShownError`, with its 释义) and `run_view` says where the stage stopped, instead of raising.
 """
 
 from __future__ import annotations
 
 import tempfile
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from mini_agent.agent import AgentResult, run_agent
 from mini_agent.context import ContextBudgetError
-from mini_agent.messages import AssistantMessage, ToolCall
+from mini_agent.messages import AssistantMessage, Message, ToolCall
 from mini_agent.model_client import ScriptedClient
 from mini_agent.tools import Tool
 
+from .errors import ShownError
 from .samples import file_reader
 from .text import words
 from .views import RunView
@@ -90,6 +93,24 @@ TOO_SMALL = Stage(
     50,
 )
 STAGES = (FIRST_RUN, RESTART, TOO_SMALL)
+READERS = (FIRST_RUN, RESTART)
+"""The stages run with the reader's budget, `Demo06.budget` (`TOO_SMALL` keeps its own 50)."""
+
+
+class StageClients(dict[str, ScriptedClient]):
+    """`demo.clients`: each stage's client, by the stage's name. A stage that has not run yet
+    runs when a cell asks for it (a cell run before the ones above it, after a restart)."""
+
+    def __init__(self, demo: Demo06) -> None:
+        super().__init__()
+        self._demo = demo
+
+    def __missing__(self, name: str) -> ScriptedClient:
+        stage = next((stage for stage in STAGES if stage.name == name), None)
+        if stage is None:
+            raise KeyError(name)
+        self._demo.run(stage)
+        return self[name]
 
 
 class Demo06:
@@ -99,7 +120,13 @@ class Demo06:
 
     def __init__(self) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="mini-agent-06-")
-        self.clients: dict[str, ScriptedClient] = {}
+        self.clients = StageClients(self)
+        self.failures: dict[str, ContextBudgetError] = {}
+        self.budget: int | None = FIRST_RUN.context_max_chars
+        """The reader's budget for the first run and the restart (06's first-run cell sets it)."""
+
+    def budget_for(self, stage: Stage) -> int | None:
+        return self.budget if stage in READERS else stage.context_max_chars
 
     @property
     def folder(self) -> Path:
@@ -117,46 +144,69 @@ class Demo06:
         for earlier in STAGES[:position]:
             kept = self.clients.get(earlier.name)
             replay = ScriptedClient(earlier.turns)
-            with suppress(ContextBudgetError):  # a stage that fails still leaves its prompt
+            self.failures.pop(earlier.name, None)
+            try:
                 run_agent(
                     earlier.prompt,
                     client=replay,
                     tools=self.tools,
                     session_path=self.session_path,
-                    context_max_chars=earlier.context_max_chars,
+                    context_max_chars=self.budget_for(earlier),
                 )
+            except ContextBudgetError as err:  # a stage that fails still leaves its prompt
+                self.failures[earlier.name] = err
             if kept is None or kept.requests == []:
                 self.clients[earlier.name] = replay
         for later in STAGES[position:]:
             self.clients.pop(later.name, None)
+            self.failures.pop(later.name, None)
         client = ScriptedClient(stage.turns)
         self.clients[stage.name] = client
         return client
 
     def run(
         self, stage: Stage, context_max_chars: int | Literal["stage"] | None = "stage"
-    ) -> AgentResult:
-        """`demo.client(stage)`, then `run_agent` with the stage's prompt and budget (or the
-        `context_max_chars` given)."""
-        budget = stage.context_max_chars if context_max_chars == "stage" else context_max_chars
-        return run_agent(
-            stage.prompt,
-            client=self.client(stage),
-            tools=self.tools,
-            session_path=self.session_path,
-            context_max_chars=budget,
-        )
+    ) -> AgentResult | ShownError:
+        """`demo.client(stage)`, then `run_agent` with the stage's prompt and budget (the
+        reader's for the first run and the restart, or the `context_max_chars` given). A budget
+        too small for a request: the chapter's error, shown, not raised."""
+        budget = self.budget_for(stage) if context_max_chars == "stage" else context_max_chars
+        try:
+            return run_agent(
+                stage.prompt,
+                client=self.client(stage),
+                tools=self.tools,
+                session_path=self.session_path,
+                context_max_chars=budget,
+            )
+        except ContextBudgetError as err:
+            self.failures[stage.name] = err
+            return ShownError(err)
+
+    def request(self, stage: Stage, number: int) -> list[Message]:
+        """The `number`th request (from 1) `stage` sent; empty when it stopped before it."""
+        requests = self.clients[stage.name].requests
+        return list(requests[number - 1]) if number <= len(requests) else []
 
     def run_view(self) -> RunView:
-        """The file as it is now beside every request of the stages run so far."""
-        clients = [self.clients[s.name] for s in STAGES if s.name in self.clients]
-        return RunView.of(self.session_path, *clients)
+        """The file as it is now beside every request of the stages run so far; under the
+        summary, where a stage stopped on a budget too small, with the error and its 释义."""
+        ran = [s for s in STAGES if s.name in self.clients]
+        notes: list[str] = []
+        for stage in ran:
+            if (failure := self.failures.get(stage.name)) is not None:
+                sent = len(self.clients[stage.name].requests)
+                notes.append(words().stage_stopped(stage.name, sent, self.budget_for(stage)))
+                notes += repr(ShownError(failure)).splitlines()
+        return RunView.of(self.session_path, *(self.clients[s.name] for s in ran), notes=notes)
 
     def reset(self) -> Demo06:
-        """重置演示: drop the folder and its file, start again in a new empty one."""
+        """重置演示: drop the folder and its file, start again in a new empty one (the
+        reader's budget stays)."""
         self._folder.cleanup()
         self._folder = tempfile.TemporaryDirectory(prefix="mini-agent-06-")
-        self.clients = {}
+        self.clients = StageClients(self)
+        self.failures = {}
         return self
 
     def close(self) -> None:

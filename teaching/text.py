@@ -388,6 +388,9 @@ class Words(ListingWords):
         done = "、".join(stages) if stages else "还没有"
         return f"演示 06：session.jsonl 有 {lines} 行；已准备的阶段：{done}"
 
+    def stage_stopped(self, stage: str, sent: int, budget: int | None) -> str:
+        return f"{stage}发出 {sent} 次请求后停下，下一次请求装不下（预算 {budget}）："
+
     # --- notebook 08's plots: titles, axes, legends, bars --------------------------------------
     plot_messages: str = "历史里的消息条数"
     plot_cpu_seconds: str = "CPU 时间（秒，5 次里最快的一次）"

@@ -143,7 +143,9 @@ class TrimView(TrimListing):
         older = note.format(visible_html(before)) if before else ""
         newer = note.format(visible_html(after)) if after else ""
         kept = self.kept
-        if kept is None and self.rows:
+        if kept is None and self.failure is None:
+            boxes = ""  # a budget that is no int (400.5): its error and 释义 are the whole story
+        elif kept is None and self.rows:
             # the error is the point: it, and the one unit it is about (the newest, the
             # smallest consistent unit), fit on a projector; the older units are counted
             *rest, (n, unit, chars, _) = self.rows
@@ -171,7 +173,7 @@ class TrimView(TrimListing):
         else:
             boxes = older + draw(shown) + newer
         used = estimate_context_chars(kept) if kept is not None else 0
-        share = min(100, round(100 * used / self.max_chars))
+        share = min(100, round(100 * used / self.max_chars)) if used else 0  # budget 0, "400"
         bar = (
             f'<div style="background:{colours.bar_track};width:20em;max-width:100%;height:8px;'
             f'border-radius:4px"><div style="background:{colours.bar};width:{share}%;'
@@ -285,14 +287,20 @@ class RunView:
     requests: Sequence[Sequence[Message]]
     budget: Budget = UNSTATED
     """The budget the runs used, when the caller knows it (one for every request)."""
+    notes: Sequence[str] = ()
+    """Lines under the summary: where a run stopped, and why (06's demo)."""
 
     @classmethod
     def of(
-        cls, session_path: PathLike, *clients: ScriptedClient, budget: Budget = UNSTATED
+        cls,
+        session_path: PathLike,
+        *clients: ScriptedClient,
+        budget: Budget = UNSTATED,
+        notes: Sequence[str] = (),
     ) -> RunView:
         """The file as it is now, and every request of `clients`, in order (runs in turn)."""
         requests = [request for client in clients for request in client.requests]
-        return cls(load_session(session_path), requests, budget)
+        return cls(load_session(session_path), requests, budget, tuple(notes))
 
     @cached_property
     def spans(self) -> list[tuple[int, int]]:
@@ -314,7 +322,7 @@ class RunView:
             )
             for number, (start, end) in enumerate(self.spans, start=1)
         ]
-        return "\n".join(rows)
+        return "\n".join([*rows, *(f"  {note}" for note in self.notes)])
 
     def __repr__(self) -> str:
         w = words()

@@ -132,6 +132,25 @@ def test_trim_view_error_draws_only_the_unit_that_cannot_fit() -> None:
     assert html.index("context budget cannot contain") < html.index("单元 3")
 
 
+@pytest.mark.parametrize("budget", [400.5, "400", True])
+def test_trim_view_shows_a_budget_that_is_no_int_with_its_meaning(budget: object) -> None:
+    # 00 invites the reader to change TrimView(messages, 60): 400.5 is shown, not raised
+    view = TrimView(history(), budget)  # type: ignore[arg-type]
+    assert view.kept is None and view.failure is None
+    name = type(budget).__name__
+    assert view.summary() == (
+        f"预算 {budget} 字符：max_chars must be an int, not {name}\n释义：预算必须是整数，这里是 {name}"
+    )
+    html = view._repr_html_()
+    assert "比预算还大" not in html and "border-radius:6px" not in html  # no unit is about it
+
+
+@pytest.mark.parametrize("options", [{}, {"kept_first": True}, {"fold_dropped": True}])
+def test_trim_view_of_a_zero_budget_draws_its_error(options: dict[str, bool]) -> None:
+    html = TrimView(history(), 0, **options)._repr_html_()  # was a ZeroDivisionError
+    assert "context budget cannot contain the smallest consistent message unit" in html
+
+
 def test_fold_dropped_counts_the_dropped_units_in_one_line_above_the_kept() -> None:
     # 00's side-by-side view: the kept units (what the instructor points at) fit on a projector
     view = TrimView(history(), 360, fold_dropped=True)
