@@ -34,6 +34,9 @@ HERE = ROOT / "site"
 VENV = ROOT / ".site-venv"
 CACHE = ROOT / ".site-cache"
 CONFIG = json.loads((HERE / "site.json").read_text(encoding="utf-8"))
+KIT_PACKAGES = CONFIG[
+    "kit_packages"
+]  # the wheel's top-level packages: the session code and the apparatus
 # JupyterLab settings the kit shares with desktop JupyterLab (`.jsonl` opens as text): one file
 OVERRIDES = ROOT / "jupyter" / "overrides.json"
 STAMP = "built-inputs.sha256"  # in CACHE: the digest of the inputs the site in --out was built from
@@ -64,7 +67,12 @@ def run(*command: str | Path, env: dict[str, str] | None = None, cwd: Path | Non
 
 
 def input_files() -> list[Path]:
-    package = [p for p in (ROOT / "mini_agent").rglob("*") if p.suffix in {".py", ".typed"}]
+    package = [
+        p
+        for name in KIT_PACKAGES
+        for p in (ROOT / name).rglob("*")
+        if p.suffix in {".py", ".typed"}
+    ]
     notebooks = [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks").glob("*.md")]
     config = [p for p in HERE.iterdir() if p.is_file()]
     shared = [ROOT / "pyproject.toml", ROOT / "README.md", OVERRIDES]
@@ -173,7 +181,8 @@ def kit_wheel(python: Path, wheels: Path, env: dict[str, str]) -> None:
         source = Path(scratch) / "src"
         source.mkdir()
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-        shutil.copytree(ROOT / "mini_agent", source / "mini_agent", ignore=ignore)
+        for name in KIT_PACKAGES:
+            shutil.copytree(ROOT / name, source / name, ignore=ignore)
         for name in ("pyproject.toml", "README.md"):
             shutil.copy(ROOT / name, source / name)
         pip: list[str | Path] = [python, "-m", "pip", "--disable-pip-version-check", "-q"]

@@ -64,10 +64,11 @@ def cached_name(name: str) -> str:
 
 
 def modules_imported_on_start(
-    wheels: list[Path], startup: list[str], kit: str, installed: Path
+    wheels: list[Path], startup: list[str], kit: list[str], installed: Path
 ) -> set[str]:
     """The wheel entries (`package/module.py`) of the modules importing `startup` loads, with
-    the wheels unpacked into `installed` first on sys.path, plus every module of `kit`."""
+    the wheels unpacked into `installed` first on sys.path, plus every module of the `kit`'s
+    packages."""
     for wheel in wheels:
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(installed)
@@ -82,7 +83,8 @@ def modules_imported_on_start(
         file = getattr(sys.modules[name], "__file__", None) or ""
         if file.startswith(f"{installed}/") and file.endswith(".py"):
             found.add(file[len(str(installed)) + 1 :])
-    found |= {p.relative_to(installed).as_posix() for p in (installed / kit).rglob("*.py")}
+    for package in kit:
+        found |= {p.relative_to(installed).as_posix() for p in (installed / package).rglob("*.py")}
     return found
 
 
@@ -127,7 +129,7 @@ def main() -> None:
     everything: list[Path] = [*args.rewrite, *args.import_only]
     with tempfile.TemporaryDirectory() as folder:
         installed = Path(folder, "site-packages")
-        startup, kit = config["kernel_startup"], config["kit_package"]
+        startup, kit = config["kernel_startup"], config["kit_packages"]
         hot = modules_imported_on_start(everything, startup, kit, installed)
         for wheel in args.rewrite:
             project = wheel.name.split("-")[0].lower().replace("_", "-")
