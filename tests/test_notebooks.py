@@ -141,10 +141,9 @@ def test_stored_outputs_that_need_no_kernel_are_current() -> None:
     """The quick tier's guard for outputs a change elsewhere makes stale (90's check reports,
     00's sample list): recomputed without a kernel, compared with what is stored."""
     found = stale()
-    assert found == {}, (
-        "stored outputs are stale: "
-        + "; ".join(f"{name}: {where[0]}" for name, where in found.items())
-        + f"\nregenerate them: {regenerate_command(*found)}"
+    where = "\n".join(f"  {name}: {lines[0]}" for name, lines in found.items())
+    assert not found, (
+        f"stored outputs are stale:\n{where}\nregenerate: {regenerate_command(*found)}"
     )
 
 

@@ -161,7 +161,9 @@ def sample_list_differences(name: str) -> list[str]:
     now = sample_listing() + "\n"
     if stored == now:
         return []
-    return [f"the sample list: stored {stored.splitlines()}, now {now.splitlines()}"]
+    return [
+        _first_difference("".join(listed[0]["source"]), [("stdout", stored)], [("stdout", now)])
+    ]
 
 
 # notebook -> how to recompute its outputs without a kernel
