@@ -69,7 +69,7 @@ REVERSED: list[Message] = [
     ToolMessage("a", "a.py：30 行"),
     AssistantMessage("a.py 有 30 行，b.py 有 12 行。"),
 ]
-NEW_SAMPLE = "reverse-results.jsonl"
+NEW_SAMPLE = "dropped-by-a-test.jsonl"  # not the guide's name: an instructor may have that one
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def test_a_dropped_sample_is_in_the_notebooks_list_and_the_command_lines(
     assert teaching.samples.load_sample(NEW_SAMPLE) == REVERSED
     # 00 shows the list: with the new file, 00's stored list is stale, and the quick tier says so
     found = stale_outputs.sample_list_differences("00_guide.ipynb")
-    assert found and NEW_SAMPLE in found[0]
+    assert len(found) == 1 and "print(sample_listing())" in found[0], found
 
 
 def test_a_dropped_sample_is_in_the_browser_editions_files_and_first_page(
@@ -182,9 +182,9 @@ def test_a_new_or_changed_sample_makes_the_next_site_build_a_new_one(
 # The route: stops found, not counted
 
 
-def seventh_stop() -> dict[str, Any]:
+def one_more_stop(number: int) -> dict[str, Any]:
     text = (
-        "## 第 7 站（6 分钟，可选）：02——结果倒着回来\n\n"
+        f"## 第 {number} 站（6 分钟，可选）：02——结果倒着回来\n\n"
         "**打开** [02 写入与恢复的正常路径](02_append_and_restore.ipynb)。**按顺序运行**"
         "（每个都是点代码、按 `Ctrl+Enter`）：导入单元格（`import json` 开头），"
         '然后 `path = folder / "session.jsonl"` 开头的单元格。\n'
@@ -193,15 +193,19 @@ def seventh_stop() -> dict[str, Any]:
             "source": text.splitlines(keepends=True)}  # fmt: skip
 
 
+ROUTE = NOTEBOOKS / "95_instructor.ipynb"
+
+
 @pytest.fixture
-def route_with_a_seventh_stop(tmp_path: Path) -> Path:
+def route_with_one_more_stop(tmp_path: Path) -> Path:
+    """A copy of the notebooks whose 95 has one more stop after its last (the seventh today)."""
     for path in NOTEBOOKS.glob("*.ipynb"):
         shutil.copy(path, tmp_path / path.name)
-    route = tmp_path / "95_instructor.ipynb"
+    route = tmp_path / ROUTE.name
     notebook = json.loads(route.read_text(encoding="utf-8"))
     cells = notebook["cells"]
     after = max(i for i, cell in enumerate(cells) if "".join(cell["source"]).startswith("## 第 "))
-    cells.insert(after + 1, seventh_stop())
+    cells.insert(after + 1, one_more_stop(len(stops_in(ROUTE)) + 1))
     route.write_text(json.dumps(notebook, ensure_ascii=False), encoding="utf-8")
     return route
 
@@ -215,19 +219,24 @@ def test_the_route_has_the_stops_95_heads_and_names_cells_for_each() -> None:
 
 
 def test_a_seventh_stop_is_walked_by_the_route_test_and_counted_in_95s_table(
-    route_with_a_seventh_stop: Path,
+    route_with_one_more_stop: Path,
 ) -> None:
-    walk = the_walk(route_with_a_seventh_stop)
-    assert [found.number for found, _ in walk] == [1, 2, 3, 4, 5, 6, 7]
-    seventh, drive = walk[-1]
-    assert seventh.notebook == "02_append_and_restore.ipynb" and seventh.optional
+    before = RouteTable(ROUTE)
+    walk = the_walk(route_with_one_more_stop)
+    added = len(before.stops) + 1  # 7 while 95 has six stops
+    assert [found.number for found, _ in walk] == list(range(1, added + 1))
+    new, drive = walk[-1]
+    assert new.notebook == "02_append_and_restore.ipynb" and new.optional and new.minutes == 6
     assert drive not in CHECKED.values()  # walked by the cells it names
-    cells = read_cells(route_with_a_seventh_stop.parent / seventh.notebook)
-    named = named_cells(seventh, cells)
+    cells = read_cells(route_with_one_more_stop.parent / new.notebook)
+    named = named_cells(new, cells)
     assert named[0].startswith("import json") and named[1].startswith("path = folder")
-    table = RouteTable(route_with_a_seventh_stop)
-    assert table.summary == "7 站，共 51 分钟；不含可选的第 6 站、第 7 站，40 分钟"
-    assert "0:45\u20130:51" in repr(table)
+    table = RouteTable(route_with_one_more_stop)
+    total = sum(stop.minutes for stop in before.stops)
+    assert table.summary.startswith(f"{added} 站，共 {total + 6} 分钟；不含可选的")
+    assert f"第 {added} 站，" in table.summary  # the new optional stop is left out of the rest
+    start, end = f"{total // 60}:{total % 60:02d}", f"{(total + 6) // 60}:{(total + 6) % 60:02d}"
+    assert f"{start}\u2013{end}" in repr(table)
 
 
 def test_95s_stored_route_table_is_computed_from_its_stops() -> None:
@@ -238,11 +247,12 @@ def test_95s_stored_route_table_is_computed_from_its_stops() -> None:
     assert stored == repr(RouteTable(route)), regenerate_command(route.name)
 
 
-def test_a_stop_out_of_order_is_refused(route_with_a_seventh_stop: Path) -> None:
-    notebook = json.loads(route_with_a_seventh_stop.read_text(encoding="utf-8"))
+def test_a_stop_out_of_order_is_refused(route_with_one_more_stop: Path) -> None:
+    notebook = json.loads(route_with_one_more_stop.read_text(encoding="utf-8"))
+    last = len(stops_in(route_with_one_more_stop))
     for cell in notebook["cells"]:
-        if "".join(cell["source"]).startswith("## 第 7 站"):
-            cell["source"] = ["## 第 8 站（6 分钟）：02——跳号\n"]
+        if "".join(cell["source"]).startswith(f"## 第 {last} 站"):
+            cell["source"] = [f"## 第 {last + 1} 站（6 分钟）：02——跳号\n"]
     with pytest.raises(ValueError, match="number them 1, 2, 3"):
         stops_in_cells(notebook["cells"])
 
