@@ -8,6 +8,7 @@
     python kit.py test --only windows   the kit in Windows CPython under Wine (docs/WINDOWS.md)
     python kit.py system          install the system packages the full tier needs (Debian, root)
     python kit.py site            build the browser edition into _site/
+    python kit.py regenerate [NOTEBOOK ...]   rerun notebooks and store their outputs
     python kit.py bench           the benchmarks (bench/README.md)
     python kit.py soak            the long fault soak (docs/DURABILITY.md)
 
@@ -934,6 +935,16 @@ def site(args: argparse.Namespace) -> int:
     return subprocess.run([sys.executable, str(ROOT / "site" / "build.py"), *args.rest]).returncode
 
 
+def regenerate(args: argparse.Namespace) -> int:
+    """Restart & Run All on the notebooks named (every notebook when none is), plus each one a
+    change outside it left stale (tools/stale_outputs.py), in the test environment."""
+    python = ensure_env(DEV_ENV, DEV_EXTRAS)
+    tool = ROOT / "tools" / "regenerate_notebooks.py"
+    return subprocess.run(
+        [str(python), str(tool), *args.notebooks, *args.rest], cwd=ROOT
+    ).returncode
+
+
 def bench(args: argparse.Namespace) -> int:
     python = ensure_env(DEV_ENV, DEV_EXTRAS)
     return subprocess.run([str(python), "-m", "bench", *args.rest], cwd=ROOT).returncode
@@ -1092,6 +1103,21 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     installed.set_defaults(run=system)
+    regenerated = commands.add_parser(
+        "regenerate",
+        help="重新生成笔记本保存的输出（重启并运行全部）",
+        description=(
+            "重新生成笔记本保存的输出：在 .venv-dev/ 里逐本“重启并运行全部”，再去掉每次\n"
+            "都变、没人看的部分（控件状态、计时）。不写笔记本名时重新生成每一本；写了就只\n"
+            "生成这几本，再加上被别处的改动弄旧了的（比如练习检查加了用例，90 的报告就\n"
+            "旧了：tools/stale_outputs.py 不开内核就能查出来）。"
+        ),
+        epilog="退出码：0 通过：都重新生成了；1 失败：某个单元格出错或环境建不起来（见上文）",
+    )
+    regenerated.add_argument(
+        "notebooks", nargs="*", metavar="NOTEBOOK", help="如 notebooks/95_instructor.ipynb"
+    )
+    regenerated.set_defaults(run=regenerate)
     for name, run, text, codes in (
         (
             "site",

@@ -34,9 +34,8 @@ HERE = ROOT / "site"
 VENV = ROOT / ".site-venv"
 CACHE = ROOT / ".site-cache"
 CONFIG = json.loads((HERE / "site.json").read_text(encoding="utf-8"))
-KIT_PACKAGES = CONFIG[
-    "kit_packages"
-]  # the wheel's top-level packages: the session code and the apparatus
+# the kit's wheel: its top-level packages, the session code and the notebooks' apparatus
+KIT_PACKAGES: list[str] = CONFIG["kit_packages"]
 # JupyterLab settings the kit shares with desktop JupyterLab (`.jsonl` opens as text): one file
 OVERRIDES = ROOT / "jupyter" / "overrides.json"
 STAMP = "built-inputs.sha256"  # in CACHE: the digest of the inputs the site in --out was built from
@@ -67,11 +66,12 @@ def run(*command: str | Path, env: dict[str, str] | None = None, cwd: Path | Non
 
 
 def input_files() -> list[Path]:
+    # the kit's wheel: both packages, with the sample sessions it ships (teaching/sample_sessions)
     package = [
         p
         for name in KIT_PACKAGES
         for p in (ROOT / name).rglob("*")
-        if p.suffix in {".py", ".typed"}
+        if p.suffix in {".py", ".typed", ".jsonl"}
     ]
     notebooks = [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks").glob("*.md")]
     config = [p for p in HERE.iterdir() if p.is_file()]
@@ -181,8 +181,8 @@ def kit_wheel(python: Path, wheels: Path, env: dict[str, str]) -> None:
         source = Path(scratch) / "src"
         source.mkdir()
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-        for name in KIT_PACKAGES:
-            shutil.copytree(ROOT / name, source / name, ignore=ignore)
+        for package in KIT_PACKAGES:
+            shutil.copytree(ROOT / package, source / package, ignore=ignore)
         for name in ("pyproject.toml", "README.md"):
             shutil.copy(ROOT / name, source / name)
         pip: list[str | Path] = [python, "-m", "pip", "--disable-pip-version-check", "-q"]
@@ -239,12 +239,6 @@ def choose_notebooks(files: Path) -> dict[str, list[str]]:
             shutil.copy(notebook, files / notebook.name)
     for page in (ROOT / "notebooks").glob("*.md"):  # e.g. the cheat sheet the notebooks link to
         shutil.copy(page, files / page.name)
-    said = sample_sessions(files / SAMPLES)
-    expected = {"broken-json-line-3.jsonl": "invalid session JSON at line 3",
-                "broken-record-line-4.jsonl": "invalid session record at line 4"}  # fmt: skip
-    wrong = [name for name, phrase in expected.items() if not said[name].startswith(phrase)]
-    if wrong or not said["session.jsonl"].endswith(" messages"):
-        sys.exit(f"[site] the sample sessions do not say what their names say: {said}")
     for notebook in files.glob("*.ipynb"):
         unlink_left_out(notebook, set(left_out))
         as_the_browser_opens_it(notebook)
@@ -255,32 +249,23 @@ SAMPLES = "samples"  # session files in the file browser, to double-click and to
 
 
 def sample_sessions(folder: Path) -> dict[str, str]:
-    """The kit's sample session as a file, and two copies broken the chapter's two ways (a line
-    that is not JSON, a record the parser refuses), for a student to open as text and to load.
-    Returns {file name: what load_session says}, checked here against the kit itself."""
+    """Every sample session the kit ships (teaching/sample_sessions/*.jsonl, found, not
+    listed), copied for a student to open as text and to load. Returns {file name: what
+    load_session says}, checked here against the kit itself: a name says what loading gives
+    (teaching.samples.expected_failure)."""
     sys.path.insert(0, str(ROOT))
     try:
-        from mini_agent import SessionFormatError, load_session
-        from teaching.samples import sample_session_text
+        from teaching.samples import sample_files, says_as_named, what_loading_says
     finally:
         sys.path.remove(str(ROOT))
-    lines = sample_session_text().splitlines(keepends=True)
-    torn = lines[2][: len(lines[2]) // 2] + "\n"  # cut mid-line, as a crash can leave it
-    no_calls = lines[3].replace(',"toolCalls":[]', "")  # an assistant without toolCalls
-    assert no_calls != lines[3], "the sample's line 4 is an assistant with toolCalls: []"
-    files = {
-        "session.jsonl": lines,
-        "broken-json-line-3.jsonl": [*lines[:2], torn, *lines[3:]],
-        "broken-record-line-4.jsonl": [*lines[:3], no_calls, *lines[4:]],
-    }
     folder.mkdir()
     said: dict[str, str] = {}
-    for name, content in files.items():
-        (folder / name).write_text("".join(content), encoding="utf-8")
-        try:
-            said[name] = f"{len(load_session(folder / name))} messages"
-        except SessionFormatError as error:
-            said[name] = str(error)
+    for path in sample_files():
+        shutil.copy(path, folder / path.name)
+        said[path.name] = what_loading_says(folder / path.name)
+    wrong = {name: says for name, says in said.items() if not says_as_named(name, says)}
+    if not said or wrong:
+        sys.exit(f"[site] the sample sessions do not say what their names say: {wrong or said}")
     return said
 
 
@@ -574,7 +559,9 @@ NOTEBOOK_APP = "notebooks/index.html"
 TEXT_APP = "edit/index.html"  # a page of text, one document, no kernel
 
 
-def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None:
+def landing_page(
+    out: Path, files: Path, left_out: dict[str, list[str]], samples: dict[str, str]
+) -> None:
     """The site's first page: the notebooks in order, in Chinese, and what is not here.
 
     A notebook opens in the single-document interface (`notebooks/`): one page, one notebook,
@@ -599,10 +586,19 @@ def landing_page(out: Path, files: Path, left_out: dict[str, list[str]]) -> None
     template = (HERE / "index.html").read_text(encoding="utf-8")
     page = (
         template.replace("{{notebooks}}", "\n      ".join(items))
+        .replace("{{samples}}", sample_items(samples))
         .replace("{{pages}}", "\n      ".join(pages) or "<li>无</li>")
         .replace("{{left_out}}", "\n      ".join(absent) or "<li>无</li>")
     )
     (out / "index.html").write_text(page, encoding="utf-8")
+
+
+def sample_items(samples: dict[str, str]) -> str:
+    """The first page's list of sample files: each name and what `load_session` says of it."""
+    return "\n          ".join(
+        f"<li><code>{SAMPLES}/{html.escape(name)}</code>：{html.escape(says)}</li>"
+        for name, says in sorted(samples.items())
+    )
 
 
 def size_on_disk(folder: Path) -> int:
@@ -629,6 +625,7 @@ def build(out: Path) -> None:
     stub = VENV / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
     shutil.copy(next(stub.glob("widgetsnbextension-4.*.whl")), stage / "wheels")  # 7 KB, not 2 MB
     left_out = choose_notebooks(stage / "files")
+    said = sample_sessions(stage / "files" / SAMPLES)
     for name in ("jupyter-lite.json", "jupyter_lite_config.json", "browser-requirements.txt"):
         shutil.copy(HERE / name, stage / name)
     shutil.copy(OVERRIDES, stage / "overrides.json")  # jupyter_lite_config.json names it
@@ -642,7 +639,7 @@ def build(out: Path) -> None:
     line_files_as_text(partial)
     snapshot = kernel_snapshot(partial)
     kernel_head_start(partial)
-    landing_page(partial, stage / "files", left_out)
+    landing_page(partial, stage / "files", left_out, said)
     foreign = foreign_hosts(partial)
     if foreign:
         lines = [

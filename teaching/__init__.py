@@ -11,11 +11,14 @@
 - `exercises`: one-call checks of a reader's answers; `buggy`: wrong `record()`s to find;
 - `errors`: `show_error`, with a one-line Chinese gloss (`mini_agent.glosses`, the command
   line's too) under each error;
-- `samples`: the shared sample session and the chapter's picture; `demo06`: notebook 06's
+- `samples`: the sample session files in `sample_sessions/` (found, not listed: drop a
+  `.jsonl` there and the notebooks, the command line and the browser edition list it); `demo06`: notebook 06's
   scenario, re-runnable; `demo`: `python -m teaching.demo`; `watch`: a client that reads the
   session file at every request;
 - `text`: every word a reader sees in a notebook (beyond `mini_agent.listing`'s, which the
   command line prints too); `style`: colours, scale and `set_display` (one kernel's views only; the
   class's projector switch is the browser's zoom);
+- `route`: 95's class route, its stops read from 95's own headings (its table, the
+  classroom test's walk);
 - `saving`: the hook `kit.py lab` saves notebooks through (widget pictures, not dead views).
 """

@@ -1,57 +1,49 @@
-"""A realistic session shared by the notebooks, the explorers and the tests.
+"""The kit's sample sessions: session files in `teaching/sample_sessions/`, found, not listed.
 
-Several turns, a one-tool and two two-tool units (one result an error), a tool result whose
-assistant is gone (an orphan), Chinese text beside the English of files and tool output — every shape `context_units` and
-`trim_context` treat differently.
+Every `.jsonl` in that folder is a sample: the notebooks' list (`sample_listing()`, shown in 00),
+`python -m teaching.samples` (the command line to try each one), and the browser edition's
+`samples/` folder and first page all take the files they find there. Drop a file in and it is
+everywhere; docs/ADAPTING.md says how. A name says what loading it gives: `broken-json-line-N`
+and `broken-record-line-N` fail with the chapter's phrase at line N, any other loads
+(`expected_failure`, checked by the tests and the site build).
+
+`session.jsonl` is the realistic one the explorers use: several turns, a one-tool and two
+two-tool units (one result an error), a tool result whose assistant is gone (an orphan),
+Chinese text beside the English of files and tool output — every shape `context_units` and
+`trim_context` treat differently. `chapter-picture.jsonl` is the history the chapter draws.
 """
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from mini_agent.json_form import JSON
-from mini_agent.messages import (
-    AssistantMessage,
-    Message,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-    record_line,
-)
+from mini_agent.messages import Message
+from mini_agent.session import load_session
+from mini_agent.session_errors import SessionFormatError
 from mini_agent.tools import as_object
+
+SAMPLE_FOLDER = Path(__file__).resolve().with_name("sample_sessions")
+WHERE = "teaching/sample_sessions"  # the folder as a reader at the repository's root names it
+BROKEN = re.compile(r"broken-(?P<kind>json|record)-line-(?P<line>\d+)\.jsonl")
+
+
+def sample_files() -> list[Path]:
+    """Every sample session file, by name."""
+    return sorted(SAMPLE_FOLDER.glob("*.jsonl"))
+
+
+def load_sample(name: str) -> list[Message]:
+    """The messages of the sample file `name` (e.g. "session.jsonl"), read by `load_session`."""
+    return load_session(SAMPLE_FOLDER / name)
 
 
 def sample_session() -> list[Message]:
     """Fifteen messages in ten units (oldest first): see `context_units(sample_session())`."""
-    return [
-        UserMessage("帮我看看 README.md 里写了什么"),
-        AssistantMessage("我先读一下这个文件。", (ToolCall("r1", "read", {"path": "README.md"}),)),
-        ToolMessage("r1", "# mini-agent\nA tiny coding agent. 一个很小的编程 Agent。"),
-        AssistantMessage("README 介绍了项目：一个很小的编程 Agent。"),
-        UserMessage("请对比一下 setup.cfg 和 pyproject.toml。"),
-        AssistantMessage(
-            "两个文件都读一下。",
-            (
-                ToolCall("c1", "read", {"path": "setup.cfg"}),
-                ToolCall("c2", "read", {"path": "pyproject.toml"}),
-            ),
-        ),
-        ToolMessage("c1", "[metadata]\nname = mini-agent"),
-        ToolMessage("c2", "FileNotFoundError: pyproject.toml", is_error=True),
-        AssistantMessage("setup.cfg 存在；pyproject.toml 不存在，所以没有可比的内容。"),
-        ToolMessage("lost-1", "上次运行中断时留下的结果：tests passed"),  # no assistant declares it
-        UserMessage("运行测试，再找找还有哪些 TODO。"),
-        AssistantMessage(
-            "我来跑一遍测试，再搜一下 TODO。",
-            (
-                ToolCall("t1", "run_tests", {"args": ["-q"]}),
-                ToolCall("t2", "grep", {"pattern": "TODO"}),
-            ),
-        ),
-        ToolMessage("t1", "3 passed, 0 failed"),
-        ToolMessage("t2", "src/agent.py:12: # TODO 支持并发写入"),
-        AssistantMessage("测试全部通过；还剩一个 TODO：支持并发写入。"),
-    ]
+    return load_sample("session.jsonl")
 
 
 def chapter_picture() -> list[Message]:
@@ -59,23 +51,47 @@ def chapter_picture() -> list[Message]:
 
     Notebook 04 walks the unit scan over it, and the browser test presses its stepper.
     """
-    return [
-        UserMessage("读一下 a.txt 和 b.txt"),
-        AssistantMessage(
-            "两个文件都读一下",
-            (
-                ToolCall("a", "read_file", {"path": "a.txt"}),
-                ToolCall("b", "read_file", {"path": "b.txt"}),
-            ),
-        ),
-        ToolMessage("a", "a.txt 的内容"),
-        ToolMessage("b", "b.txt 的内容"),
-    ]
+    return load_sample("chapter-picture.jsonl")
 
 
 def sample_session_text() -> str:
     """The sample session as a session file holds it: one JSON line per message."""
-    return "".join(record_line(message) + "\n" for message in sample_session())
+    return (SAMPLE_FOLDER / "session.jsonl").read_text(encoding="utf-8")
+
+
+def expected_failure(name: str) -> str | None:
+    """The chapter's phrase loading `name` must fail with, by its name; None: it must load."""
+    broken = BROKEN.fullmatch(name)
+    if broken is None:
+        return None
+    kind = {"json": "JSON", "record": "record"}[broken["kind"]]
+    return f"invalid session {kind} at line {broken['line']}"
+
+
+def what_loading_says(path: Path) -> str:
+    """What `load_session` says of a file: how many messages, or its error."""
+    try:
+        return f"{len(load_session(path))} 条消息"
+    except SessionFormatError as error:
+        return str(error)
+
+
+def says_as_named(name: str, says: str) -> bool:
+    """Whether what loading the file `name` said (`what_loading_says`) is what its name says."""
+    phrase = expected_failure(name)
+    return says.startswith(phrase) if phrase else says.endswith(" 条消息")
+
+
+def sample_listing() -> str:
+    """Each sample file, what loading it says, and the command that shows it in a terminal."""
+    files = sample_files()
+    lines = [
+        f"{WHERE}/ 里的 {len(files)} 个示例会话（load_session 读它时说的话；命令在仓库根目录运行）："
+    ]
+    for path in files:
+        lines.append(f"  {path.name}：{what_loading_says(path)}")
+        lines.append(f"    python -m mini_agent check {WHERE}/{path.name}")
+    return "\n".join(lines)
 
 
 def file_reader(files: Mapping[str, str]) -> Callable[[JSON], str]:
@@ -94,3 +110,8 @@ def file_reader(files: Mapping[str, str]) -> Callable[[JSON], str]:
     # shown by name in 06's source header: `read_file`, not `file_reader.<locals>.read`
     read_file.__qualname__ = read_file.__name__
     return read_file
+
+
+if __name__ == "__main__":  # python -m teaching.samples
+    print(sample_listing())
+    sys.exit(0)

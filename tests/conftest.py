@@ -14,8 +14,9 @@ from .loopback_server import KEY, KEY_ENV, LoopbackModelServer, Reply
 
 # pytester: tests/test_kit.py runs pytest in-process on a made-up test file; tests.platforms:
 # `@posix_only(reason)`, skipped and counted on Windows; tests.timings writes the times the
-# browser tests measured to docs/timings.json when a run is over
-pytest_plugins = ["pytester", "tests.platforms", "tests.timings"]
+# browser tests measured to docs/timings.json when a run is over; tests.regenerate_hint:
+# a stale notebook output's failure names `python kit.py regenerate`
+pytest_plugins = ["pytester", "tests.platforms", "tests.timings", "tests.regenerate_hint"]
 
 # CI runs more examples, derandomised so a red build can be replayed; locally, the default.
 settings.register_profile(

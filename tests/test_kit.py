@@ -124,7 +124,7 @@ def test_in_ci_or_with_strict_a_part_that_cannot_run_fails_the_run() -> None:
 ARGPARSE_ENGLISH = ("usage:", "positional arguments", "options:", "show this help", "error:")
 
 
-COMMANDS = (("lab",), ("test",), ("system",), ("site",), ("bench",), ("soak",))
+COMMANDS = (("lab",), ("test",), ("system",), ("site",), ("bench",), ("soak",), ("regenerate",))
 
 
 @pytest.mark.parametrize("command", [(), *COMMANDS])

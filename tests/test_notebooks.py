@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tools.stale_outputs import regenerate_command, stale
+
 from .helpers import stored_output_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +85,7 @@ def tags(cell: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_every_code_cell_was_executed_in_order(path: Path) -> None:
     counts = [cell["execution_count"] for cell in code_cells(path)]
-    assert counts == list(range(1, len(counts) + 1)), "Restart & Run All, then save"
+    assert counts == list(range(1, len(counts) + 1)), f"run {regenerate_command(path.name)}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
@@ -126,13 +128,23 @@ def test_cells_that_need_processes_say_so_in_the_browser(path: Path) -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_no_regeneration_noise_is_committed(path: Path) -> None:
-    # tools/regenerate_notebooks.py removes these: they change every run and no reader sees them
+    # `python kit.py regenerate` removes these: they change every run and no reader sees them
     notebook = load(path)
-    assert "widgets" not in notebook["metadata"], "widget state: run tools/regenerate_notebooks.py"
+    assert "widgets" not in notebook["metadata"], f"widget state: {regenerate_command(path.name)}"
     for cell in notebook["cells"]:
-        assert "execution" not in cell.get("metadata", {}), "per-cell timings"
+        assert "execution" not in cell.get("metadata", {}), regenerate_command(path.name)
         for output in cell.get("outputs", []):
-            assert WIDGET_VIEW not in output.get("data", {}), "a widget view without its state"
+            assert WIDGET_VIEW not in output.get("data", {}), regenerate_command(path.name)
+
+
+def test_stored_outputs_that_need_no_kernel_are_current() -> None:
+    """The quick tier's guard for outputs a change elsewhere makes stale (90's check reports,
+    00's sample list): recomputed without a kernel, compared with what is stored."""
+    found = stale()
+    where = "\n".join(f"  {name}: {lines[0]}" for name, lines in found.items())
+    assert not found, (
+        f"stored outputs are stale:\n{where}\nregenerate: {regenerate_command(*found)}"
+    )
 
 
 @pytest.mark.parametrize("prefix", SLIDE_PATH)

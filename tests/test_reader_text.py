@@ -65,7 +65,7 @@ def test_instructors_and_contributors_each_have_their_one_place() -> None:
         "test_gbk_locale.py",
     ):
         assert fact in contributing, fact
-    for fact in ("`reader`", "tools/regenerate_notebooks.py", "python kit.py bench"):
+    for fact in ("`reader`", "python kit.py regenerate", "python kit.py bench"):
         assert fact in contributing, fact
 
 

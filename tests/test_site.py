@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import html
 import http.server
 import json
 import re
@@ -48,7 +49,13 @@ from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
 from teaching.explorer_logic import scan_position_text
 from teaching.explorers import SessionEditor
-from teaching.samples import chapter_picture
+from teaching.samples import (
+    chapter_picture,
+    expected_failure,
+    sample_files,
+    says_as_named,
+    what_loading_says,
+)
 from teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
@@ -428,15 +435,19 @@ def test_no_text_file_of_the_site_names_a_cdn(site: Path) -> None:
 
 
 def test_the_sample_sessions_say_what_their_names_say(site: Path) -> None:
-    """samples/ in the file browser: the kit's sample session and two copies broken the
-    chapter's two ways, to double-click (text) and to load (the chapter's phrase, its line)."""
+    """samples/ in the file browser: every session file in teaching/sample_sessions/ (the kit's
+    sample, the chapter's picture, copies broken the chapter's two ways, and any an instructor
+    drops in), to double-click (text) and to load (the chapter's phrase, its line), and each
+    listed on the first page with what loading it says."""
     folder = site / "files" / "samples"
+    assert sorted(path.name for path in folder.iterdir()) == [p.name for p in sample_files()]
+    landing = (site / "index.html").read_text(encoding="utf-8")
+    for path in sample_files():
+        assert (folder / path.name).read_bytes() == path.read_bytes(), path.name
+        said = what_loading_says(folder / path.name)
+        assert says_as_named(path.name, said), said
+        assert f"<code>samples/{path.name}</code>：{html.escape(said)}" in landing
     assert len(load_session(folder / "session.jsonl")) == 15
-    for name, phrase in [("broken-json-line-3.jsonl", f"{INVALID_JSON} 3"),
-                         ("broken-record-line-4.jsonl", f"{INVALID_RECORD} 4")]:  # fmt: skip
-        with pytest.raises(SessionFormatError) as raised:
-            load_session(folder / name)
-        assert str(raised.value).startswith(phrase), raised.value
     listed = json.loads((site / "api" / "contents" / "samples" / "all.json").read_text("utf-8"))
     assert sorted(item["name"] for item in listed["content"]) == sorted(
         path.name for path in folder.iterdir()
@@ -649,8 +660,7 @@ def test_every_shipped_jsonl_opens_as_text_and_loads_in_the_browser_kernel(
     with their line numbers — never the empty session a missing file would give."""
     files = site / "files"
     shipped = sorted(path.relative_to(files).as_posix() for path in files.rglob("*.jsonl"))
-    assert shipped == [f"samples/{name}" for name in
-                       ("broken-json-line-3.jsonl", "broken-record-line-4.jsonl", "session.jsonl")]  # fmt: skip
+    assert shipped == [f"samples/{path.name}" for path in sample_files()]  # found, not listed
     page, start = lab.page, len(browser.log.urls)
     expect(page.locator(".jp-Dialog")).to_have_count(0)
     for folder in sorted({Path(name).parent.as_posix() for name in shipped}):
@@ -673,8 +683,10 @@ def test_every_shipped_jsonl_opens_as_text_and_loads_in_the_browser_kernel(
         assert text == (files / name).read_text(encoding="utf-8"), f"{name} is not the file shipped"
         assert said == loaded_on_the_desktop(files / name), name
     assert found["samples/session.jsonl"][1] == "15 messages"
-    assert found["samples/broken-json-line-3.jsonl"][1].startswith(f"{INVALID_JSON} 3:")
-    assert found["samples/broken-record-line-4.jsonl"][1].startswith(f"{INVALID_RECORD} 4:")
+    for name in shipped:  # each says what its name says, in the browser too
+        failure = expected_failure(Path(name).name)
+        said = found[name][1]
+        assert said.startswith(f"{failure}:") if failure else said.endswith(" messages"), said
     assert foreign(browser.log.since(start)) == []
 
 

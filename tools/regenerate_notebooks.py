@@ -1,8 +1,15 @@
 """Regenerate the notebooks' stored outputs: Restart & Run All on each, in reading order, then
 drop the run-to-run noise that nbval does not compare and a reader does not need.
 
-    PYTHONPATH=$PWD .venv/bin/python tools/regenerate_notebooks.py            # every notebook
-    PYTHONPATH=$PWD .venv/bin/python tools/regenerate_notebooks.py notebooks/06_*.ipynb
+    python kit.py regenerate                                   # every notebook
+    python kit.py regenerate notebooks/06_session_vs_context.ipynb
+
+(`kit.py regenerate` runs this file in .venv-dev/, the environment the tests run in.) Named
+notebooks are regenerated together with every notebook a change elsewhere left stale that
+tools/stale_outputs.py can see without a kernel (90 after a checker's case was added, 00 after a
+sample session was added), so one command brings everything a change touches up to date.
+The kernel talks to this process over IPC where the system has it (not Windows): over TCP,
+ipykernel warns at every start that the traffic is not encrypted.
 
 Dropped: the notebook-level widget state (`metadata.widgets`, ~36 KB of fresh model ids per
 run), per-cell timing metadata (`metadata.execution`), and the widget-view entry of an
@@ -18,12 +25,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -63,17 +72,21 @@ def coalesce_streams(outputs: list[Any]) -> list[Any]:
 def regenerate(path: Path, timeout: int = 300) -> float:
     """Execute `path` in a fresh kernel (cwd: its folder), clean it, save it; seconds taken."""
     notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-        record_timing=False,
-        store_widget_state=False,
-    )
-    start = time.perf_counter()
-    client.execute()
-    elapsed = time.perf_counter() - start
+    with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
+        # IPC: the kernel's sockets are files in a folder of ours, and no TCP warning
+        ipc = {"transport": "ipc", "ip": os.path.join(sockets, "kernel")} if os.name != "nt" else {}
+        client = NotebookClient(
+            notebook,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+            config=Config({"KernelManager": ipc}),
+            record_timing=False,
+            store_widget_state=False,
+        )
+        start = time.perf_counter()
+        client.execute()
+        elapsed = time.perf_counter() - start
     nbformat.write(clean(notebook), path)  # type: ignore[no-untyped-call]
     return elapsed
 
@@ -82,13 +95,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook")
     args = parser.parse_args(argv)
-    paths = args.notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07a too
+    every = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07a too
     # the kernel imports the package from this checkout, as `make lab` does
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     )
+    sys.path.insert(0, str(ROOT))
+    from tools.stale_outputs import stale
+
+    named = {path.resolve() for path in args.notebooks}
+    for name, where in stale().items():
+        if NOTEBOOKS / name not in named and args.notebooks:
+            print(f"{name}: also regenerated, its stored outputs are stale: {where[0]}", flush=True)
+        named.add(NOTEBOOKS / name)
+    paths = [path for path in every if path in named] if args.notebooks else every
+    paths += sorted(named - set(every))  # a notebook outside the numbered ones, if named
     for path in paths:
-        print(f"{path.name}: {regenerate(path.resolve()):.1f} s", flush=True)
+        print(f"{path.name}: {regenerate(path):.1f} s", flush=True)
     return 0
 
 
