@@ -22,8 +22,7 @@ from pathlib import Path
 
 from mini_agent.json_form import JSON
 from mini_agent.messages import Message
-from mini_agent.session import load_session
-from mini_agent.session_errors import SessionFormatError
+from mini_agent.session import SessionFormatError, load_session
 from mini_agent.tools import as_object
 
 SAMPLE_FOLDER = Path(__file__).resolve().with_name("sample_sessions")
