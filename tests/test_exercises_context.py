@@ -293,6 +293,18 @@ def test_the_farthest_assistant_fails_only_the_repeated_id_case() -> None:
     ]
 
 
+def test_the_earliest_declarer_is_told_to_search_backwards_from_the_result() -> None:
+    report = check_context_units(WRONG_UNITS["farthest assistant"])
+    (wrong,) = [r for r in report.results if not r.passed]
+    assert wrong.detail.endswith("：" + words().units_earliest_declarer)
+
+
+@pytest.mark.parametrize("name", [name for name in WRONG_UNITS if name != "farthest assistant"])
+def test_no_other_wrong_units_are_told_about_the_earliest_declarer(name: str) -> None:
+    report = check_context_units(WRONG_UNITS[name])
+    assert not any(words().units_earliest_declarer in r.detail for r in report.results)
+
+
 # --- 05 estimate_context_chars and trim_context ------------------------------------------------
 
 
