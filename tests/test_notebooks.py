@@ -176,6 +176,16 @@ def test_no_run_to_run_noise_in_stored_outputs(path: Path) -> None:
             assert not pattern.search(text), f"{name} in output of: {''.join(cell['source'])[:80]}"
 
 
+@pytest.mark.parametrize(
+    "path", [p for p in NOTEBOOKS if p.name[:2] in CHAPTER_PATH], ids=lambda path: path.name
+)
+def test_no_english_docstring_is_on_screen_in_the_chapters_notebooks(path: Path) -> None:
+    # code shown beside the chapter (show_source) is code, but its docstring is prose
+    for cell in code_cells(path):
+        for docstring in re.findall(r'"""(.*?)"""', stored_output_text(cell), re.S):
+            assert re.search("[\u4e00-\u9fff]", docstring), docstring
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_stored_errors_name_no_local_files(path: Path) -> None:
     # %xmode Minimal keeps a reader's traceback to the exception itself: no paths of ours
