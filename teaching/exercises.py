@@ -351,21 +351,48 @@ UNCHECKED: dict[type[Any], type[Any]] = {
 """The kit's message classes, and each one's constructor that checks nothing."""
 
 
-def with_unchecked_messages(fn: Callable[..., Any]) -> Callable[..., Any]:
+class CalledTheAnswer(Exception):
+    """Raised where a reader's answer calls the function the exercise asks it to write."""
+
+
+def _refusing(answer: Callable[..., Any]) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise CalledTheAnswer(f"{answer.__module__}.{answer.__qualname__}")
+
+    return refuse
+
+
+def with_unchecked_messages(
+    fn: Callable[..., Any], answers: Sequence[Callable[..., Any]] = ()
+) -> Callable[..., Any]:
     """`fn` run where the names it reads for the kit's message classes (`UserMessage`,
     `AssistantMessage`, `ToolMessage`, `ToolCall`) are constructors that check nothing, like
     the chapter's object literals: a check the answer leaves to the constructors, or to a
-    `try/except` around them, no longer stands in for its own. Its helpers (functions of the
-    same namespace) are run the same way; the namespace itself is copied, never changed.
-    Anything but a plain function (a `functools.partial`, a builtin) is returned as it is."""
+    `try/except` around them, no longer stands in for its own. The `answers` (the functions
+    the exercise asks for), by name or as a module's attribute, raise `CalledTheAnswer`.
+    Its helpers (functions of the same namespace) are run the same way; the namespace itself
+    is copied, never changed. Anything but a plain function (a `functools.partial`, a
+    builtin) is returned as it is."""
     if not isinstance(fn, types.FunctionType):
         return fn
     original = fn.__globals__
     names = dict(original)
-    for kind, unchecked in UNCHECKED.items():
-        for name, value in original.items():
+    for name, value in original.items():
+        for kind, unchecked in UNCHECKED.items():
             if value is kind:
                 names[name] = unchecked
+        for answer in answers:
+            if value is answer:
+                names[name] = _refusing(answer)
+            elif isinstance(value, types.ModuleType) and any(
+                attribute is answer for attribute in vars(value).values()
+            ):
+                module = types.ModuleType(value.__name__)  # a copy: the module is left alone
+                vars(module).update(vars(value))
+                for attribute, held in vars(value).items():
+                    if held is answer:
+                        setattr(module, attribute, _refusing(answer))
+                names[name] = module
 
     def rebound(function: types.FunctionType) -> types.FunctionType:
         copy = types.FunctionType(
@@ -414,6 +441,8 @@ def _parse_why(expected: Outcome, got: Outcome, checked: Outcome) -> str:
     for the answer's own check; a dict for a message; an int let through as isError; a message
     with a wrong field, which no constructor refuses here; "" for anything else."""
     w = words()
+    if got[0] == "error" and str(got[1]).startswith(f"{CalledTheAnswer.__name__}: "):
+        return w.called_the_answer
     if _strictly_equal(expected, checked):
         return w.leaning_on_constructors
     if got[0] != "value":
@@ -433,11 +462,13 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     (`chapter_session`), on parsed JSON: an answer that agrees with either passes.
 
     The answer runs with constructors that check nothing (`with_unchecked_messages`), as the
-    chapter's object literals do: its own checks are what the exercise asks for. It also runs
+    chapter's object literals do: its own checks are what the exercise asks for; calling the
+    package's or the chapter's `parse_session_message` instead raises `CalledTheAnswer`. It also runs
     with the kit's, so that a FAIL can say when their `TypeError` was standing in for a check.
     """
     cases = [(name, (json.loads(line),)) for name, line in parse_cases()]
-    unchecked = with_unchecked_messages(fn)
+    answers = (parse_session_message, chapter_session.parse_session_message)
+    unchecked = with_unchecked_messages(fn, answers)
     checked: list[Outcome] = []
 
     def theirs(value: Any) -> Any:

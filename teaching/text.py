@@ -145,6 +145,10 @@ class Words(ListingWords):
         "检查时用的是不查类型的构造函数（像本章 TypeScript 的对象字面量），于是你的函数返回了一条"
         "坏消息：照本章，每一项检查要你自己写在判别里"
     )
+    called_the_answer: str = (
+        "你的函数调用了本包（或照搬本章的）parse_session_message：练习要你自己写出判别，"
+        "检查时这个调用会直接报错"
+    )
     message_as_dict: str = (
         '返回的是 dict：本章的对象字面量 { role: "user", content } 在本包里是一个消息对象——'
         "UserMessage(content)、AssistantMessage(content, tool_calls)、"

@@ -383,13 +383,23 @@ def content_unchecked_parse(value: Any) -> Message | None:
     return reader_parse(value, "content checked only for user")
 
 
+def calls_the_packages_parser(value: Any) -> Message | None:
+    return parse_session_message(value)
+
+
+def calls_the_chapters_parser(value: Any) -> Message | None:
+    return chapter_session.parse_session_message(value)  # a module's attribute, not a name
+
+
 HINTS = {  # a planted wrong answer, and the one hint its FAILs carry
     "shortcut": (shortcut_parse, "leaning_on_constructors"),
     "dicts": (dict_parse, "message_as_dict"),
     "isError int": (int_is_error_parse, "is_error_int"),
     "content unchecked": (content_unchecked_parse, "unchecked_field"),
+    "the package's parser": (calls_the_packages_parser, "called_the_answer"),
+    "the chapter's parser": (calls_the_chapters_parser, "called_the_answer"),
 }
-HINT_NAMES = [name for _, name in HINTS.values()]
+HINT_NAMES = sorted({name for _, name in HINTS.values()})
 
 
 def hints_in(report: CheckReport) -> set[str]:
@@ -421,10 +431,21 @@ def test_a_dict_for_a_message_is_told_what_the_kit_builds_instead() -> None:
     )
 
 
+def test_an_answer_that_calls_the_function_it_should_write_fails_every_row() -> None:
+    # `return parse_session_message(value)` would pass every row: it is the package's answer
+    for answer in (calls_the_packages_parser, calls_the_chapters_parser):
+        report = check_parse_session_message(answer)
+        assert not any(result.passed for result in report.results)
+        assert all(r.detail.endswith(words().called_the_answer) for r in report.results)
+    assert chapter_session.parse_session_message(json.loads('{"role":"user","content":"x"}'))
+
+
 def test_checking_with_unchecked_constructors_leaves_the_readers_names_alone() -> None:
     before = dict(globals())
     check_parse_session_message(shortcut_parse)
+    check_parse_session_message(calls_the_chapters_parser)
     assert globals() == before
+    assert vars(chapter_session)["parse_session_message"].__module__ == chapter_session.__name__
     assert UserMessage is mini_agent.UserMessage and ToolCall is mini_agent.ToolCall
     with pytest.raises(TypeError):
         UserMessage(None)  # type: ignore[arg-type]  # the kit's constructors still check
