@@ -26,6 +26,7 @@ temporary path.
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import json
 import os
@@ -36,9 +37,10 @@ import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from mini_agent.agent import run_agent
+from mini_agent.chapter import context as chapter_context
 from mini_agent.chapter import session as chapter_session
 from mini_agent.context import ContextBudgetError
 from mini_agent.context import context_units as _context_units
@@ -368,8 +370,19 @@ def with_unchecked_messages(
     """`fn` run where the names it reads for the kit's message classes (`UserMessage`,
     `AssistantMessage`, `ToolMessage`, `ToolCall`) are constructors that check nothing, like
     the chapter's object literals: a check the answer leaves to the constructors, or to a
-    `try/except` around them, no longer stands in for its own. The `answers` (the functions
-    the exercise asks for), by name or as a module's attribute, raise `CalledTheAnswer`.
+    `try/except` around them, no longer stands in for its own (`in_exercise`)."""
+    return in_exercise(fn, answers, unchecked_messages=True)
+
+
+def in_exercise(
+    fn: Callable[..., Any],
+    answers: Sequence[Callable[..., Any]] = (),
+    *,
+    unchecked_messages: bool = False,
+) -> Callable[..., Any]:
+    """`fn` run where the `answers` (the function the exercise asks for, the package's and
+    the chapter's), by name or as a module's attribute, raise `CalledTheAnswer`; with
+    `unchecked_messages`, where the kit's message classes are `UNCHECKED`'s constructors.
     Its helpers (functions of the same namespace) are run the same way; the namespace itself
     is copied, never changed. Anything but a plain function (a `functools.partial`, a
     builtin) is returned as it is."""
@@ -378,7 +391,7 @@ def with_unchecked_messages(
     original = fn.__globals__
     names = dict(original)
     for name, value in original.items():
-        for kind, unchecked in UNCHECKED.items():
+        for kind, unchecked in UNCHECKED.items() if unchecked_messages else ():
             if value is kind:
                 names[name] = unchecked
         for answer in answers:
@@ -441,8 +454,6 @@ def _parse_why(expected: Outcome, got: Outcome, checked: Outcome) -> str:
     for the answer's own check; a dict for a message; an int let through as isError; a message
     with a wrong field, which no constructor refuses here; "" for anything else."""
     w = words()
-    if got[0] == "error" and str(got[1]).startswith(f"{CalledTheAnswer.__name__}: "):
-        return w.called_the_answer
     if _strictly_equal(expected, checked):
         return w.leaning_on_constructors
     if got[0] != "value":
@@ -468,14 +479,14 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     """
     cases = [(name, (json.loads(line),)) for name, line in parse_cases()]
     answers = (parse_session_message, chapter_session.parse_session_message)
-    unchecked = with_unchecked_messages(fn, answers)
+    unchecked, guarded = with_unchecked_messages(fn, answers), in_exercise(fn, answers)
     checked: list[Outcome] = []
 
     def theirs(value: Any) -> Any:
-        checked.append(outcome_of(fn, value))  # `why` reads it right after this case
+        checked.append(outcome_of(guarded, value))  # `why` reads it right after this case
         return unchecked(value)
 
-    return run_either(
+    report = run_either(
         "parse_session_message",
         theirs,
         parse_session_message,
@@ -485,6 +496,40 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
         _should,
         lambda expected, got: _parse_why(expected, got, checked[-1]),
     )
+    return answer_hinted(report)
+
+
+def answer_hinted(report: CheckReport) -> CheckReport:
+    """`report`, each FAIL where the answer called the function it should write (its
+    `CalledTheAnswer`) followed by `Words.called_the_answer`."""
+    said = f"{CalledTheAnswer.__name__}: "
+    return CheckReport(
+        report.title,
+        tuple(
+            CheckResult(r.name, r.passed, f"{r.detail}：{words().called_the_answer}")
+            if not r.passed and said in r.detail
+            else r
+            for r in report.results
+        ),
+        report.notes,
+    )
+
+
+_Check = TypeVar("_Check", bound=Callable[..., CheckReport])
+
+
+def _guarded(*answers: Callable[..., Any]) -> Callable[[_Check], _Check]:
+    """A check whose reader's function (its first argument) runs `in_exercise`: calling the
+    `answers` fails, and the report says why (`answer_hinted`)."""
+
+    def decorate(check: _Check) -> _Check:
+        @functools.wraps(check)
+        def run(function: Callable[..., Any], *args: Any, **kwargs: Any) -> CheckReport:
+            return answer_hinted(check(in_exercise(function, answers), *args, **kwargs))
+
+        return cast(_Check, run)
+
+    return decorate
 
 
 def run_either(
@@ -627,6 +672,7 @@ def _key_notes(ours: Any, theirs: Any) -> list[str]:
     return notes
 
 
+@_guarded(record_line, chapter_session.json_stringify)
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
     package's line, or the chapter's `JSON.stringify` (NaN written as null). A line that
@@ -720,6 +766,7 @@ def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
     return words().lone_carriage_return if split_at_cr and line_one else ""
 
 
+@_guarded(load_session, chapter_session.load_session)
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `load_session(path)`: files written here, compared with the package's and
     the chapter's (`chapter_session`: `split("\\n").filter(Boolean)` numbers non-blank lines).
@@ -990,6 +1037,7 @@ def _message_expectation(expected: Outcome) -> str:
     return _should(expected)
 
 
+@_guarded(_context_units, chapter_context.context_units)
 def check_context_units(
     function: Callable[[Sequence[Message]], Any], *, linear: bool = False
 ) -> CheckReport:
@@ -1142,6 +1190,7 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
     ]
 
 
+@_guarded(_estimate_context_chars, chapter_context.estimate_context_chars)
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
     each message (compact, non-ASCII as written), plus a separator overhead.
@@ -1198,6 +1247,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     return CheckReport(w.estimate_title, tuple(_with_form_notes(results, forms)), tuple(notes))
 
 
+@_guarded(_trim_context, chapter_context.trim_context)
 def check_trim_context(
     function: Callable[[Sequence[Message], int], Any], *, linear: bool = False
 ) -> CheckReport:

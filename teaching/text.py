@@ -146,8 +146,8 @@ class Words(ListingWords):
         "坏消息：照本章，每一项检查要你自己写在判别里"
     )
     called_the_answer: str = (
-        "你的函数调用了本包（或照搬本章的）parse_session_message：练习要你自己写出判别，"
-        "检查时这个调用会直接报错"
+        "你的函数调用了练习要你自己写的那个函数（本包的或照搬本章的，名字见上）："
+        "练习要你自己把它写出来，检查时这个调用会直接报错"
     )
     message_as_dict: str = (
         '返回的是 dict：本章的对象字面量 { role: "user", content } 在本包里是一个消息对象——'
