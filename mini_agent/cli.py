@@ -32,6 +32,7 @@ from . import store
 from .cli_arguments import positive_int
 from .cli_text import ARGPARSE, COMMANDS
 from .context import ContextBudgetError, estimate_context_chars
+from .glosses import phrase_first
 from .listing import SessionListing, TrimListing, UnitsListing
 from .messages import Message
 from .repair import RepairRefusedError, repair_session, why_repair_refuses
@@ -70,14 +71,16 @@ def read_session(path: str) -> list[Message]:
 
 
 def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") -> str:
-    """`FILE:LINE: message`, its 释义, then the bad line shortened with its invisible
-    characters shown.
+    """`FILE:LINE: ` and the chapter's phrase alone, then, indented, the kit's detail
+    (`本包补充：`) and the 释义 (`glosses.phrase_first`, as notebooks show it), then the bad
+    line shortened with its invisible characters shown.
 
     Reads the file again only to quote it, a chunk at a time: memory stays bounded however
     long the line. A file that has gone or shrunk meanwhile is not quoted.
     """
     path = visible(str(err.path))
-    lines = [f"{path}:{err.line}: {visible(str(err))}", *text.gloss_lines(err)]
+    head, *rest = phrase_first(err)
+    lines = [f"{path}:{err.line}: {visible(head)}", *(f"  {visible(line)}" for line in rest)]
     try:
         with open(err.path, "rb") as file:
             start = _line_start(file, err.line)
@@ -399,7 +402,11 @@ def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | No
         _silence_stdout()  # the reader stopped reading (`| head`): not worth a message
         return EXIT_PROBLEM
     except OSError as err:
-        say("\n".join([_os_error(parser.prog, err), *text.gloss_lines(err)]), sys.stderr)
+        lines = [_os_error(parser.prog, err), *text.gloss_lines(err)]
+        named = getattr(args, "file", None)
+        if isinstance(err, FileNotFoundError) and named is not None and err.filename == named:
+            lines.append(text.MISSING_FILE)  # where load_session itself would return []
+        say("\n".join(lines), sys.stderr)
         return EXIT_PROBLEM
     return code
 

@@ -73,9 +73,10 @@ COMMANDS: Final[dict[str, CommandText]] = {
     "check": CommandText(
         "严格加载每一行；按角色统计消息数",
         "严格加载 FILE，按角色统计消息数。遇到坏行，按编辑器和 CI 认得的格式\n"
-        "输出 FILE:LINE: 和本章的错误原话，下面一行是中文释义，再下面是这一行\n"
-        "的摘录（控制字符和格式字符显示成转义）。FILE 不存在时报错（退出码 1）：\n"
-        "load_session 把不存在的文件当作空会话，check 要查的是一个真有的文件。",
+        "输出 FILE:LINE: 和本章的错误原话，下面是本包补充的英文细节、中文释义\n"
+        "和这一行的摘录（控制字符和格式字符显示成转义）。FILE 不存在时报错\n"
+        "（退出码 1）：load_session 把不存在的文件当作空会话，check 要查的是\n"
+        "一个真有的文件。",
     ),
     "show": CommandText(
         "逐条列出消息（或加 --units：一致单元）",
@@ -182,6 +183,10 @@ def repair_refused(path: str, reason: str) -> str:
 # --- errors the program reports ----------------------------------------------------------------
 
 OS_ERROR: Final = "操作系统报错"
+MISSING_FILE: Final = (
+    "  说明：load_session 本身遇到不存在的文件不报错，返回 []（一个空会话：首次启动就是这样）；"
+    "命令行拒绝，是因为你点名了一个文件，它应当存在"
+)
 REFUSED_FILE: Final = "拒绝使用这个文件"
 
 

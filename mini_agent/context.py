@@ -32,7 +32,8 @@ def check_budget(max_chars: int) -> None:
 
 
 def estimate_context_chars(messages: Sequence[Message], first_index: int = 0) -> int:
-    """`JSON.stringify(message).length` + 1 each, in code points (not tokens nor UTF-16 units)."""
+    """每条消息 `JSON.stringify(message)` 的长度加 1（行末的换行），按码点数：
+    不是 token，也不是 UTF-16 码元（05 把它显示在本章的文字旁边，所以用中文写）。"""
     total = 0
     for index, message in enumerate(messages, start=first_index):
         try:

@@ -12,7 +12,7 @@ import re
 
 from .context import CANNOT_SERIALIZE, EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
 from .repair import ADVICE
-from .session import INVALID_JSON, INVALID_RECORD
+from .session import INVALID_JSON, INVALID_RECORD, READS_AS_GBK, SessionFormatError
 from .visible import visible_text
 
 # (pattern of the detail, its Chinese meaning); `\1`… refer to the pattern's groups
@@ -39,6 +39,10 @@ DETAILS: tuple[tuple[str, str], ...] = (
         r"第 \1 列有字节顺序标记（BOM），请存成不带 BOM 的 UTF-8",
     ),
     (r"not UTF-8 at column (\d+)", r"第 \1 列起的字节不是 UTF-8"),
+    (
+        re.escape(READS_AS_GBK),
+        "它像是 GBK 编码（中文 Windows 记事本的“ANSI”）：请用“另存为”选 UTF-8 编码保存",
+    ),
     (r"expected a JSON object, got an array", "这一行是数组，不是 JSON 对象"),
     (r"expected a JSON object, got a string", "这一行是字符串，不是 JSON 对象"),
     (r"expected a JSON object, got a number", "这一行是数字，不是 JSON 对象"),
@@ -318,6 +322,24 @@ def gloss(error: BaseException) -> str | None:
     if isinstance(error, json.JSONDecodeError):
         return _first(DETAILS, f"{error.msg} at column {error.colno}")
     return _by_type(type(error).__name__, str(error)) or gloss_text(str(error))
+
+
+KIT_DETAIL = "本包补充"
+"""The mark of the kit's own English detail, on its line under the chapter's phrase."""
+
+
+def phrase_first(error: BaseException) -> list[str]:
+    """How a notebook and the CLI show `error`, one line each, not yet indented or escaped:
+    first what the chapter would say — a `SessionFormatError`'s phrase and line alone
+    (`invalid session record at line 3`), any other error's message — then, for a
+    `SessionFormatError`, the kit's detail marked as the kit's (`本包补充：…`), then the
+    `释义：…` (when `gloss` knows it). `str(error)` itself stays the library's one line."""
+    if isinstance(error, SessionFormatError):
+        lines = [f"{error.phrase} {error.line}", f"{KIT_DETAIL}：{error.detail}"]
+    else:
+        lines = [str(error)]
+    meaning = gloss(error)
+    return lines if meaning is None else [*lines, f"释义：{meaning}"]
 
 
 def gloss_line(error: BaseException) -> str | None:

@@ -101,15 +101,28 @@ def parse_session_lines(lines: Iterable[tuple[int, str | bytes]], path: PathLike
     return messages
 
 
+READS_AS_GBK = "it reads as GBK (Notepad's ANSI on Chinese Windows): save it as UTF-8"
+
+
+def _reads_as_gbk(line: bytes) -> bool:
+    """Plausibly a line saved as GBK: it decodes as GBK (random bytes seldom do)."""
+    try:
+        line.decode("gbk")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def not_utf8(line: bytes, number: int, path: PathLike) -> SessionFormatError:
     """The error for line `number` that is not UTF-8: the column, in characters, where it breaks."""
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as err:
         column = len(line[: err.start].decode("utf-8")) + 1
-        error = SessionFormatError(
-            INVALID_JSON, path, number, f"not UTF-8 at column {column}", column
-        )
+        detail = f"not UTF-8 at column {column}"
+        if _reads_as_gbk(line):  # as the BOM's detail does, say what to do
+            detail += f"; {READS_AS_GBK}"
+        error = SessionFormatError(INVALID_JSON, path, number, detail, column)
         error.__cause__ = err  # as `raise … from err` would
         return error
     raise ValueError("this line is UTF-8")

@@ -1,9 +1,10 @@
 """Show an expected error without raising it, so that Run All goes on (JupyterLite's Run All
 stops at any raising cell) while the stored output still carries the chapter's phrase.
 
-`show_error(lambda: load_session(path), SessionFormatError)` displays
-`SessionFormatError: invalid session JSON at line 2: …` and, under it, a one-line Chinese
-gloss of the English detail (`glosses.gloss`). If nothing is raised, or another
+`show_error(lambda: load_session(path), SessionFormatError)` displays the chapter's phrase
+first and alone, `SessionFormatError: invalid session JSON at line 2`, and under it, indented
+as the CLI's notes are, the kit's English detail marked `本包补充：` and the `释义：` line
+(`glosses.phrase_first`, which the CLI uses too). If nothing is raised, or another
 type of error is, the cell fails loudly: a regression cannot pass as a shown error.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mini_agent.glosses import gloss_line
+from mini_agent.glosses import gloss_line, phrase_first
 from mini_agent.visible import visible_html, visible_text
 
 from .style import WRAP
@@ -42,9 +43,15 @@ class ShownError:
         """The line under the message: its Chinese meaning, or `None` when there is none."""
         return gloss_line(self.error)
 
+    @property
+    def lines(self) -> list[str]:
+        """The shown lines: `Type: ` and the chapter's phrase (or the message), then the kit's
+        detail and the 释义, indented; hidden characters escaped (they may quote a file)."""
+        head, *rest = (visible_text(line) for line in phrase_first(self.error))
+        return [f"{self.name}: {head}" if head else self.name, *(f"  {line}" for line in rest)]
+
     def __repr__(self) -> str:
-        shown = f"{self.name}: {self.message}" if self.message else self.name
-        return shown if self.gloss is None else f"{shown}\n{self.gloss}"
+        return "\n".join(self.lines)
 
     def _repr_html_(self) -> str:
         return (

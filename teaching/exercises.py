@@ -26,17 +26,21 @@ temporary path.
 from __future__ import annotations
 
 import builtins
+import functools
+import inspect
 import json
 import os
 import re
 import sys
 import tempfile
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from mini_agent.agent import run_agent
+from mini_agent.chapter import context as chapter_context
 from mini_agent.chapter import session as chapter_session
 from mini_agent.context import ContextBudgetError
 from mini_agent.context import context_units as _context_units
@@ -66,6 +70,7 @@ from mini_agent.visible import visible_html, visible_line, visible_text
 
 from . import demo06
 from .buggy import Record
+from .mistakes import like_a_typescript_literal, units_earliest_declarer
 from .samples import chapter_picture
 from .style import page, palette
 from .text import FAIL, PASS, request_line, words
@@ -316,19 +321,215 @@ def parse_cases() -> list[tuple[str, str]]:
     return rows
 
 
+class _Unchecked(type):
+    """The metaclass of the constructors `with_unchecked_messages` hands a reader's answer:
+    `isinstance(message, UserMessage)` still holds there for the kit's own messages."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, cls.__bases__[0])
+
+
+def _unchecked(kind: type[Any]) -> type[Any]:
+    """`kind`, called the same way, making the same message (of the kit's own class, so it
+    compares equal) without checking a field, as TypeScript's object literal does; a list of
+    tool calls becomes the tuple the kit's constructor keeps (a shape, not a check)."""
+    signature = inspect.signature(kind.__init__)
+
+    def __new__(cls: type[Any], *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(None, *args, **kwargs)  # a wrong call still is a TypeError
+        bound.apply_defaults()
+        fields = dict(list(bound.arguments.items())[1:])  # without `self`
+        if isinstance(fields.get("tool_calls"), list):
+            fields["tool_calls"] = tuple(fields["tool_calls"])
+        return like_a_typescript_literal(kind, **fields)
+
+    namespace = {"__new__": __new__, "__module__": kind.__module__, "__doc__": kind.__doc__}
+    return _Unchecked(kind.__name__, (kind,), namespace)
+
+
+UNCHECKED: dict[type[Any], type[Any]] = {
+    kind: _unchecked(kind) for kind in (UserMessage, AssistantMessage, ToolMessage, ToolCall)
+}
+"""The kit's message classes, and each one's constructor that checks nothing."""
+
+
+class CalledTheAnswer(Exception):
+    """Raised where a reader's answer calls the function the exercise asks it to write."""
+
+
+def _refusing(answer: Callable[..., Any]) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise CalledTheAnswer(f"{answer.__module__}.{answer.__qualname__}")
+
+    return refuse
+
+
+def with_unchecked_messages(
+    fn: Callable[..., Any], answers: Sequence[Callable[..., Any]] = ()
+) -> Callable[..., Any]:
+    """`fn` run where the names it reads for the kit's message classes (`UserMessage`,
+    `AssistantMessage`, `ToolMessage`, `ToolCall`) are constructors that check nothing, like
+    the chapter's object literals: a check the answer leaves to the constructors, or to a
+    `try/except` around them, no longer stands in for its own (`in_exercise`)."""
+    return in_exercise(fn, answers, unchecked_messages=True)
+
+
+def in_exercise(
+    fn: Callable[..., Any],
+    answers: Sequence[Callable[..., Any]] = (),
+    *,
+    unchecked_messages: bool = False,
+) -> Callable[..., Any]:
+    """`fn` run where the `answers` (the function the exercise asks for, the package's and
+    the chapter's), by name or as a module's attribute, raise `CalledTheAnswer`; with
+    `unchecked_messages`, where the kit's message classes are `UNCHECKED`'s constructors.
+    Its helpers (functions of the same namespace) are run the same way; the namespace itself
+    is copied, never changed. Anything but a plain function (a `functools.partial`, a
+    builtin) is returned as it is."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    original = fn.__globals__
+    names = dict(original)
+    for name, value in original.items():
+        for kind, unchecked in UNCHECKED.items() if unchecked_messages else ():
+            if value is kind:
+                names[name] = unchecked
+        for answer in answers:
+            if value is answer:
+                names[name] = _refusing(answer)
+            elif isinstance(value, types.ModuleType) and any(
+                attribute is answer for attribute in vars(value).values()
+            ):
+                module = types.ModuleType(value.__name__)  # a copy: the module is left alone
+                vars(module).update(vars(value))
+                for attribute, held in vars(value).items():
+                    if held is answer:
+                        setattr(module, attribute, _refusing(answer))
+                names[name] = module
+
+    def rebound(function: types.FunctionType) -> types.FunctionType:
+        copy = types.FunctionType(
+            function.__code__, names, function.__name__, function.__defaults__, function.__closure__
+        )
+        copy.__kwdefaults__ = function.__kwdefaults__
+        return copy
+
+    for name, value in original.items():
+        if isinstance(value, types.FunctionType) and value.__globals__ is original:
+            names[name] = rebound(value)
+    return rebound(fn)
+
+
+def _wrong_fields(value: Any) -> bool:
+    """A message (or a call in it) whose fields the kit's constructors would have refused."""
+    if isinstance(value, AssistantMessage):
+        calls = value.tool_calls
+        return (
+            not isinstance(value.content, str)
+            or not isinstance(calls, tuple)
+            or any(not isinstance(call, ToolCall) or _wrong_fields(call) for call in calls)
+        )
+    if isinstance(value, ToolCall):
+        return not (isinstance(value.id, str) and isinstance(value.name, str))
+    if isinstance(value, ToolMessage):
+        return not (
+            isinstance(value.tool_call_id, str)
+            and isinstance(value.content, str)
+            and type(value.is_error) is bool
+        )
+    return isinstance(value, UserMessage) and not isinstance(value.content, str)
+
+
+def _holds_dicts(value: Any) -> bool:
+    """A dict where a message belongs, or an assistant whose calls are dicts."""
+    if isinstance(value, dict):
+        return True
+    calls = value.tool_calls if isinstance(value, AssistantMessage) else ()
+    return isinstance(calls, (list, tuple)) and any(isinstance(call, dict) for call in calls)
+
+
+def _parse_why(expected: Outcome, got: Outcome, checked: Outcome) -> str:
+    """What a FAIL of `parse_session_message` adds (`got`: the answer's outcome with unchecked
+    constructors, `checked`: with the kit's): the constructors' TypeError, caught, standing in
+    for the answer's own check; a dict for a message; an int let through as isError; a message
+    with a wrong field, which no constructor refuses here; "" for anything else."""
+    w = words()
+    if _strictly_equal(expected, checked):
+        return w.leaning_on_constructors
+    if got[0] != "value":
+        return ""
+    value = got[1]
+    if _holds_dicts(value) and (expected[0] == "value" and expected[1] is not None):
+        return w.message_as_dict
+    if isinstance(value, ToolMessage) and type(value.is_error) is int:
+        return w.is_error_int
+    if _wrong_fields(value):
+        return w.unchecked_field
+    return ""
+
+
 def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `parse_session_message(value)` against the package's and the chapter's
-    (`chapter_session`), on parsed JSON: an answer that agrees with either passes."""
+    (`chapter_session`), on parsed JSON: an answer that agrees with either passes.
+
+    The answer runs with constructors that check nothing (`with_unchecked_messages`), as the
+    chapter's object literals do: its own checks are what the exercise asks for; calling the
+    package's or the chapter's `parse_session_message` instead raises `CalledTheAnswer`. It also runs
+    with the kit's, so that a FAIL can say when their `TypeError` was standing in for a check.
+    """
     cases = [(name, (json.loads(line),)) for name, line in parse_cases()]
-    return run_either(
+    answers = (parse_session_message, chapter_session.parse_session_message)
+    unchecked, guarded = with_unchecked_messages(fn, answers), in_exercise(fn, answers)
+    checked: list[Outcome] = []
+
+    def theirs(value: Any) -> Any:
+        checked.append(outcome_of(guarded, value))  # `why` reads it right after this case
+        return unchecked(value)
+
+    report = run_either(
         "parse_session_message",
-        fn,
+        theirs,
         parse_session_message,
         chapter_session.parse_session_message,
         cases,
         _strictly_equal,
         _should,
+        lambda expected, got: _parse_why(expected, got, checked[-1]),
     )
+    return answer_hinted(report)
+
+
+def answer_hinted(report: CheckReport) -> CheckReport:
+    """`report`, each FAIL where the answer called the function it should write (its
+    `CalledTheAnswer`) followed by `Words.called_the_answer`."""
+    said = f"{CalledTheAnswer.__name__}: "
+    return CheckReport(
+        report.title,
+        tuple(
+            CheckResult(r.name, r.passed, f"{r.detail}：{words().called_the_answer}")
+            if not r.passed and said in r.detail
+            else r
+            for r in report.results
+        ),
+        report.notes,
+    )
+
+
+_Check = TypeVar("_Check", bound=Callable[..., CheckReport])
+
+
+def _guarded(*answers: Callable[..., Any]) -> Callable[[_Check], _Check]:
+    """A check whose reader's function (its first argument) runs `in_exercise`: calling the
+    `answers` fails, and the report says why (`answer_hinted`)."""
+
+    def decorate(check: _Check) -> _Check:
+        @functools.wraps(check)
+        def run(function: Callable[..., Any], *args: Any, **kwargs: Any) -> CheckReport:
+            return answer_hinted(check(in_exercise(function, answers), *args, **kwargs))
+
+        return cast(_Check, run)
+
+    return decorate
 
 
 def run_either(
@@ -471,6 +672,7 @@ def _key_notes(ours: Any, theirs: Any) -> list[str]:
     return notes
 
 
+@_guarded(record_line, chapter_session.json_stringify)
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
     package's line, or the chapter's `JSON.stringify` (NaN written as null). A line that
@@ -564,6 +766,7 @@ def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
     return words().lone_carriage_return if split_at_cr and line_one else ""
 
 
+@_guarded(load_session, chapter_session.load_session)
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `load_session(path)`: files written here, compared with the package's and
     the chapter's (`chapter_session`: `split("\\n").filter(Boolean)` numbers non-blank lines).
@@ -767,7 +970,8 @@ def _units_not_lists(expected: Outcome, got: Outcome) -> str:
 
 def _units_why(expected: Outcome, got: Outcome) -> str:
     """What a FAIL of `context_units` adds: the units as tuples (`_units_not_lists`), the
-    right units newest first (the `unshift` read as `append`), a unit without the result the
+    right units newest first (the `unshift` read as `append`), the declarer searched from the
+    start (`units_earliest_declarer`: the earliest one, not the nearest), a unit without the result the
     scan met (`messages[j:i]`), or one of two messages where the chapter slices the whole run."""
     if note := _units_not_lists(expected, got):
         return note
@@ -780,6 +984,9 @@ def _units_why(expected: Outcome, got: Outcome) -> str:
         return ""
     if theirs[::-1] == ours:
         return words().units_reversed
+    history = getattr(got[1], "history", None)  # `_shown` keeps it beside the answer
+    if history is not None and theirs == units_earliest_declarer(history):
+        return words().units_earliest_declarer
     present = {id(message) for unit in theirs for message in unit}
     whole = [unit for unit in ours if len(unit) >= 2 and unit not in theirs]
     if any(unit[:-1] in theirs and id(unit[-1]) not in present for unit in whole):
@@ -830,6 +1037,7 @@ def _message_expectation(expected: Outcome) -> str:
     return _should(expected)
 
 
+@_guarded(_context_units, chapter_context.context_units)
 def check_context_units(
     function: Callable[[Sequence[Message]], Any], *, linear: bool = False
 ) -> CheckReport:
@@ -982,6 +1190,7 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
     ]
 
 
+@_guarded(_estimate_context_chars, chapter_context.estimate_context_chars)
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
     each message (compact, non-ASCII as written), plus a separator overhead.
@@ -1038,6 +1247,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     return CheckReport(w.estimate_title, tuple(_with_form_notes(results, forms)), tuple(notes))
 
 
+@_guarded(_trim_context, chapter_context.trim_context)
 def check_trim_context(
     function: Callable[[Sequence[Message], int], Any], *, linear: bool = False
 ) -> CheckReport:

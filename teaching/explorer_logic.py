@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.agent import run_agent
-from mini_agent.glosses import gloss_line
+from mini_agent.glosses import phrase_first
 from mini_agent.messages import AssistantMessage, Message
 from mini_agent.model_client import ScriptedClient
 from mini_agent.session import SessionFormatError, append_session, parse_session_text
@@ -49,12 +49,12 @@ class SessionCheck:
     @property
     def status(self) -> str:
         """What the editor shows above its box: the messages' summary, or the loader's error
-        and, under it, its Chinese gloss (as 03's shown errors carry one)."""
+        as 03's shown errors show it: the chapter's phrase first, then the kit's detail and the
+        Chinese gloss (`glosses.phrase_first`)."""
         if self.error is None:
             return SessionView(self.messages).summary()
-        meaning = gloss_line(self.error)
-        shown = visible(str(self.error))
-        return shown if meaning is None else f"{shown}\n{meaning}"
+        head, *rest = (visible(line) for line in phrase_first(self.error))
+        return "\n".join([head, *(f"  {line}" for line in rest)])
 
 
 def check_session_text(text: str) -> SessionCheck:

@@ -12,12 +12,13 @@ from typing import Any, TypeVar
 from mini_agent.chapter.session import calls, record
 from mini_agent.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
-_M = TypeVar("_M", AssistantMessage, ToolMessage)
+_M = TypeVar("_M", UserMessage, AssistantMessage, ToolMessage, ToolCall)
 
 
 def like_a_typescript_literal(kind: type[_M], **fields: Any) -> _M:
     """The message TypeScript's object literal would hold: no constructor checks its fields
-    (ours refuse a non-str content at once, which would hide the mistake shown here)."""
+    (ours refuse a non-str content at once, which would hide the mistake shown here). 01's
+    checker builds a reader's messages this way too (`exercises.with_unchecked_messages`)."""
     message = object.__new__(kind)
     for name, value in fields.items():
         object.__setattr__(message, name, value)
@@ -51,15 +52,18 @@ def parse_with_precondition_in_user_branch(value: object) -> Message | None:
     return None
 
 
-def _units_with(messages: Sequence[Message], joins: Any) -> list[list[Message]]:
-    """`mini_agent.chapter.context.context_units` with its `assistantIndex >= 0` test replaced."""
+def _units_with(
+    messages: Sequence[Message], joins: Any, earliest: bool = False
+) -> list[list[Message]]:
+    """`mini_agent.chapter.context.context_units` with its `assistantIndex >= 0` test replaced
+    (and, with `earliest`, its backward search for the declaring assistant run forwards)."""
     units: list[list[Message]] = []
     index = len(messages) - 1
     while index >= 0:
         message = messages[index]
         if isinstance(message, ToolMessage):
             assistant_index = -1
-            for i in range(index - 1, -1, -1):
+            for i in range(index) if earliest else range(index - 1, -1, -1):
                 candidate = messages[i]
                 if isinstance(candidate, AssistantMessage) and any(
                     call.id == message.tool_call_id for call in candidate.tool_calls
@@ -87,3 +91,10 @@ def units_off_by_one(messages: Sequence[Message]) -> list[list[Message]]:
     """Mistake two, the quieter form: `assistantIndex > 0`. An assistant at index 0 is never
     joined to its results: a request without results and results without a request."""
     return _units_with(messages, lambda assistant_index: assistant_index > 0)
+
+
+def units_earliest_declarer(messages: Sequence[Message]) -> list[list[Message]]:
+    """Mistake two's cousin: the declaring assistant searched from the start (`for i in
+    range(index)`), not backwards from the result. With a call id used twice, the result of
+    the second call joins the first declarer, and the unit swallows everything between."""
+    return _units_with(messages, lambda assistant_index: assistant_index >= 0, earliest=True)

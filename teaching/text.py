@@ -139,6 +139,31 @@ class Words(ListingWords):
     def should_raise_message(self, message: str, meaning: str | None = None) -> str:
         return f"应当抛出消息为 '{message}' 的错误" + (f"（释义：{meaning}）" if meaning else "")
 
+    # --- 01 练习: parse_session_message -----------------------------------------------------
+    leaning_on_constructors: str = (
+        "这一行是本包的构造函数替你拦下的：它抛出 TypeError，你的 try/except 把它变成了 None。"
+        "检查时用的是不查类型的构造函数（像本章 TypeScript 的对象字面量），于是你的函数返回了一条"
+        "坏消息：照本章，每一项检查要你自己写在判别里"
+    )
+    called_the_answer: str = (
+        "你的函数调用了练习要你自己写的那个函数（本包的或照搬本章的，名字见上）："
+        "练习要你自己把它写出来，检查时这个调用会直接报错"
+    )
+    message_as_dict: str = (
+        '返回的是 dict：本章的对象字面量 { role: "user", content } 在本包里是一个消息对象——'
+        "UserMessage(content)、AssistantMessage(content, tool_calls)、"
+        "ToolMessage(tool_call_id, content, is_error)，每个调用是 ToolCall(id, name, input)"
+        "（ToolCall.from_record(call) 从 dict 造一个）"
+    )
+    is_error_int: str = (
+        "isError 放过了整数：Python 的 bool 是 int 的子类，isinstance(x, int) 对 0、1 也成立；"
+        '查布尔值要写 isinstance(x, bool)（本章的 typeof item.isError === "boolean"）'
+    )
+    unchecked_field: str = (
+        "你的函数返回了一条字段类型不对的消息：检查时构造函数不查类型（像本章 TypeScript 的对象字面量），"
+        "判别里少了哪一项检查，坏数据就原样进了消息"
+    )
+
     # --- 03 练习: load_session ---------------------------------------------------------------
     lone_carriage_return: str = (
         "Path.read_text（和文本模式的 open）默认把单独的 \\r 换成 \\n，splitlines() 也在 \\r 处断行；"
@@ -211,6 +236,12 @@ class Words(ListingWords):
         "单元都对，但顺序反了：你返回的是从新到旧。本章从尾部往回扫，每找到一个单元就 "
         "units.unshift(...) 插到最前面，所以结果从旧到新；Python 里写 units.insert(0, unit)，"
         "或者 append 完再 units.reverse()"
+    )
+
+    units_earliest_declarer: str = (
+        "同一个 call id 被声明了两次，你的结果连到了最早的那个 assistant：往回找声明者要从 "
+        "index - 1 往前找（本章的 for (let i = index - 1; i >= 0; i--)），找到的第一个就停（break）；"
+        "从 0 往后找，找到的是最早的那个，单元会把中间的消息全吞进去"
     )
 
     units_slice_end: str = (

@@ -291,8 +291,30 @@ def test_show_error_shows_the_expected_error(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text('{"role":"user","content":"x"}\n{"role":"user"\n', encoding="utf-8")
     shown = show_error(lambda: load_session(path), SessionFormatError)
-    assert repr(shown).startswith("SessionFormatError: invalid session JSON at line 2: ")
+    assert repr(shown).startswith("SessionFormatError: invalid session JSON at line 2\n")
     assert "invalid session JSON at line 2" in shown._repr_html_()
+
+
+@pytest.mark.parametrize(
+    ("line", "phrase"),
+    [('{"role":"user"', "invalid session JSON at line 2"),
+     ('{"role":"assistant","content":"x"}', "invalid session record at line 2")],
+)  # fmt: skip
+def test_show_error_puts_the_chapters_phrase_alone_first_and_marks_the_kits_detail(
+    tmp_path: Path, line: str, phrase: str
+) -> None:
+    # 本章的原话单独一行；本包补充的英文细节在下一行，标明是本包的，再下一行是释义
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role":"user","content":"x"}\n' + line + "\n", encoding="utf-8")
+    shown = show_error(lambda: load_session(path), SessionFormatError)
+    first, detail, meaning = repr(shown).split("\n")
+    assert first == f"SessionFormatError: {phrase}"
+    assert detail.startswith("  本包补充：") and detail.removeprefix("  本包补充：") in str(
+        shown.error
+    )
+    assert meaning.startswith("  释义：第 2 行")
+    html = shown._repr_html_()
+    assert f"SessionFormatError: {phrase}\n  本包补充：" in html
 
 
 def test_show_error_fails_loudly_without_an_error_or_with_another_one(tmp_path: Path) -> None:

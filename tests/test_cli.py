@@ -28,9 +28,11 @@ from mini_agent import (
 )
 from mini_agent.cli import ELSEWHERE, EXIT_USAGE, argparse_text, build_parser, columns, main
 from mini_agent.cli_text import ARGPARSE, COMMANDS
+from mini_agent.glosses import KIT_DETAIL
 from mini_agent.listing import SessionListing, TrimListing, UnitsListing
 from mini_agent.live import chat
 from mini_agent.messages import record_line
+from mini_agent.session import SessionFormatError
 from mini_agent.visible import visible_line
 from teaching import demo
 
@@ -126,7 +128,8 @@ def test_check_points_at_the_bad_line_with_a_visible_excerpt(tmp_path: Path) -> 
     run = cli("check", "s.jsonl", cwd=tmp_path)
     assert run.code == 1 and run.out == ""
     assert run.err == lines(
-        "s.jsonl:3: invalid session JSON at line 3: Invalid control character at column 28",
+        "s.jsonl:3: invalid session JSON at line 3",
+        "  本包补充：Invalid control character at column 28",
         "  释义：第 3 行不是合法的 JSON：第 28 列的字符串里有未转义的控制字符",
         '  3 | {"role":"user","content":"a\\tb\\x01c"',  # the line as it is, controls shown
     )
@@ -139,19 +142,73 @@ def test_check_names_a_bad_record(tmp_path: Path) -> None:
     )
     run = cli("check", "s.jsonl", cwd=tmp_path)
     assert run.code == 1
-    assert run.err.splitlines()[:2] == [
-        "s.jsonl:2: invalid session record at line 2: "
-        "assistant needs toolCalls: an array of {id, name, input}",
+    assert run.err.splitlines()[:3] == [
+        "s.jsonl:2: invalid session record at line 2",
+        "  本包补充：assistant needs toolCalls: an array of {id, name, input}",
         "  释义：第 2 行是 JSON，却不是一条合法的消息：assistant 必须带 toolCalls（由 {id, name, input} "
         "组成的数组）",
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "phrase"),
+    [('{"role":"user","content":"x"', "invalid session JSON at line 2"),
+     ('{"role":"tool","content":"x","isError":false}', "invalid session record at line 2"),
+     ("[1,2]", "invalid session record at line 2")],
+)  # fmt: skip
+def test_a_bad_line_is_reported_with_the_chapters_phrase_alone_on_its_first_line(
+    tmp_path: Path, line: str, phrase: str
+) -> None:
+    # the chapter's phrase and line end the first line; the kit's English detail is on the
+    # next one, marked as the kit's, and the 释义 after it
+    (tmp_path / "s.jsonl").write_text(
+        f'{{"role":"user","content":"x"}}\n{line}\n', encoding="utf-8"
+    )
+    run = cli("check", "s.jsonl", cwd=tmp_path)
+    first, detail, meaning = run.err.splitlines()[:3]
+    assert first == f"s.jsonl:2: {phrase}"
+    with pytest.raises(SessionFormatError) as raised:
+        load_session(tmp_path / "s.jsonl")
+    error = raised.value
+    assert str(error) == f"{phrase}: {error.detail}"  # the exception's own text is unchanged
+    assert detail == f"  {KIT_DETAIL}：{error.detail}"
+    assert meaning.startswith("  释义：第 2 行")
+
+
+def test_a_missing_file_is_refused_saying_load_session_would_return_an_empty_session(
+    tmp_path: Path,
+) -> None:
+    assert load_session(tmp_path / "missing.jsonl") == []  # the library: no file, no session
+    run = cli("check", "missing.jsonl", cwd=tmp_path)
+    assert run.code == 1
+    said = run.err.splitlines()
+    assert said[1] == "  释义：文件不存在"
+    assert said[2] == cli_text.MISSING_FILE
+    assert "load_session" in said[2] and "[]" in said[2] and "空会话" in said[2]
+
+
+def test_a_file_saved_as_gbk_is_told_to_be_saved_as_utf8(tmp_path: Path) -> None:
+    # Notepad's "ANSI" on a Chinese Windows is GBK: the line is not UTF-8, but reads as GBK
+    record = '{"role":"user","content":"你好，记忆续上了"}\n'
+    (tmp_path / "s.jsonl").write_bytes(record.encode("gbk"))
+    run = cli("check", "s.jsonl", cwd=tmp_path)
+    first, detail, meaning = run.err.splitlines()[:3]
+    assert first == "s.jsonl:1: invalid session JSON at line 1"
+    assert detail.startswith(f"  {KIT_DETAIL}：not UTF-8 at column 27; ")
+    assert "save it as UTF-8" in detail
+    assert meaning.endswith(
+        "它像是 GBK 编码（中文 Windows 记事本的“ANSI”）：请用“另存为”选 UTF-8 编码保存"
+    )
+    # bytes that are not UTF-8 and not GBK either get no such hint
+    (tmp_path / "s.jsonl").write_bytes(b'{"role":"user","content":"\xff\xfe"}\n')
+    assert "GBK" not in cli("check", "s.jsonl", cwd=tmp_path).err
 
 
 def test_check_shows_the_part_of_a_long_line_where_it_breaks(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text('{"role":"user","content":"' + "x" * 500 + '"}}\n', encoding="utf-8")
     run = cli("check", "s.jsonl", cwd=tmp_path)
-    excerpt = run.err.splitlines()[2]
+    excerpt = run.err.splitlines()[3]
     assert excerpt.startswith("  1 | …") and "}}" in excerpt and len(excerpt) < 90
 
 
@@ -160,8 +217,8 @@ def test_check_suggests_repair_for_a_torn_last_line(session: Path) -> None:
         file.write(b'{"role":"assistant","content":"half')
     run = cli("check", "s.jsonl", cwd=session.parent)
     assert run.code == 1
-    assert run.err.splitlines()[0].startswith("s.jsonl:5: invalid session JSON at line 5: ")
-    assert run.err.splitlines()[3] == (
+    assert run.err.splitlines()[0] == "s.jsonl:5: invalid session JSON at line 5"
+    assert run.err.splitlines()[4] == (
         "  最后一行不完整（写的时候被打断了？）："
         "`python -m mini_agent repair s.jsonl` 会把它移进备份文件"
     )
@@ -172,8 +229,8 @@ def test_check_names_a_byte_order_mark_and_shows_it(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + lines('{"role":"user","content":"x"}').encode())
     run = cli("check", "s.jsonl", cwd=tmp_path)
     assert run.code == 1 and run.err == lines(
-        "s.jsonl:1: invalid session JSON at line 1: "
-        "byte-order mark (U+FEFF) at column 1; save as UTF-8 without BOM",
+        "s.jsonl:1: invalid session JSON at line 1",
+        "  本包补充：byte-order mark (U+FEFF) at column 1; save as UTF-8 without BOM",
         "  释义：第 1 行不是合法的 JSON：第 1 列有字节顺序标记（BOM），请存成不带 BOM 的 UTF-8",
         '  1 | \\ufeff{"role":"user","content":"x"}',
     )
@@ -183,7 +240,7 @@ def test_check_escapes_format_characters_in_the_excerpt(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes('{"role":"user","content":"\u202eabc\u200b"} x\n'.encode())
     run = cli("check", "s.jsonl", cwd=tmp_path)
-    assert run.err.splitlines()[2] == '  1 | {"role":"user","content":"\\u202eabc\\u200b"} x'
+    assert run.err.splitlines()[3] == '  1 | {"role":"user","content":"\\u202eabc\\u200b"} x'
 
 
 def test_check_offers_repair_only_for_a_record_cut_off(session: Path) -> None:
@@ -262,8 +319,10 @@ def test_os_errors_exit_1_with_the_systems_words_and_their_meaning(
     for command in (["check", name], ["show", name], ["trim", name, "--max-chars", "9"],
                     ["repair", name]):  # fmt: skip
         run = cli(*command, cwd=tmp_path)
-        said = lines(f"python -m mini_agent: 操作系统报错：{message}", f"  释义：{meaning}")
-        assert run == Run(1, "", said), command
+        said = [f"python -m mini_agent: 操作系统报错：{message}", f"  释义：{meaning}"]
+        if name == "missing.jsonl":  # where load_session itself would return []
+            said.append(cli_text.MISSING_FILE)
+        assert run == Run(1, "", lines(*said)), command
 
 
 @posix_only(MODE_BITS)
@@ -404,14 +463,16 @@ ONLY_TORN = "：repair 只剪掉写到一半的最后一行"
     ("damage", "said"),
     [
         (b'{"role":"us\n{"role":"user","content":"x"}\n',
-         ["s.jsonl:5: invalid session JSON at line 5: Unterminated string starting at column 9",
+         ["s.jsonl:5: invalid session JSON at line 5",
+          "  本包补充：Unterminated string starting at column 9",
           UNTERMINATED,
           '  5 | {"role":"us',
           REFUSED + "line 5 is damaged, and it is not the last line: "
           "repair only cuts a torn last line" + ADVICE,
           "  释义：第 5 行坏了，而它不是最后一行" + ONLY_TORN + ADVICE_MEANING]),
         (b'{"role":"us\n{"role":"user","content":"x"}\n{"role":"us',
-         ["s.jsonl:5: invalid session JSON at line 5: Unterminated string starting at column 9",
+         ["s.jsonl:5: invalid session JSON at line 5",
+          "  本包补充：Unterminated string starting at column 9",
           UNTERMINATED,
           '  5 | {"role":"us',
           REFUSED + "line 5 is damaged, not only the torn last line 7: "
@@ -419,7 +480,8 @@ ONLY_TORN = "：repair 只剪掉写到一半的最后一行"
           "  释义：第 5 行坏了，坏的不只是写到一半的最后一行（第 7 行）" + ONLY_TORN
           + ADVICE_MEANING]),
         (b'{"role":"nope","content":"x"}',
-         ['s.jsonl:5: invalid session record at line 5: unknown role "nope"',
+         ["s.jsonl:5: invalid session record at line 5",
+          '  本包补充：unknown role "nope"',
           '  释义：第 5 行是 JSON，却不是一条合法的消息：role "nope" 不是 user、assistant、tool 之一',
           '  5 | {"role":"nope","content":"x"}',
           REFUSED + "the last line 5 is not a torn record: it is complete JSON, but not a record"
@@ -427,7 +489,8 @@ ONLY_TORN = "：repair 只剪掉写到一半的最后一行"
           "  释义：最后一行（第 5 行）不是写到一半的记录：它是完整的 JSON，却不是一条记录"
           + ADVICE_MEANING]),
         (b'{"role":"user","content":"x"}\0\0\0\0x',
-         ["s.jsonl:5: invalid session JSON at line 5: Extra data at column 30",
+         ["s.jsonl:5: invalid session JSON at line 5",
+          "  本包补充：Extra data at column 30",
           "  释义：第 5 行不是合法的 JSON：第 30 列起，一个完整的 JSON 值后面还有多余的内容",
           '  5 | {"role":"user","content":"x"}\\x00\\x00\\x00\\x00x',
           REFUSED + "the last line 5 is not a torn record: it holds a control byte (a NUL?), "
@@ -435,7 +498,8 @@ ONLY_TORN = "：repair 只剪掉写到一半的最后一行"
           "  释义：最后一行（第 5 行）不是写到一半的记录：它含有控制字节（NUL？），记录里不会有"
           + ADVICE_MEANING]),
         (b'"role":"user","content":"x"}',
-         ["s.jsonl:5: invalid session JSON at line 5: Extra data at column 7",
+         ["s.jsonl:5: invalid session JSON at line 5",
+          "  本包补充：Extra data at column 7",
           "  释义：第 5 行不是合法的 JSON：第 7 列起，一个完整的 JSON 值后面还有多余的内容",
           '  5 | "role":"user","content":"x"}',
           REFUSED + "the last line 5 is not a torn record: it does not start with `{`, "
@@ -463,7 +527,8 @@ def test_an_all_zero_file_is_refused_not_cut_to_an_empty_session(tmp_path: Path)
         file.truncate(1 << 20)  # what a crash can leave: the size grew, the data never came
     run = cli("repair", "s.jsonl", cwd=tmp_path)
     assert run.code == 1 and run.err.splitlines() == [
-        "s.jsonl:1: invalid session JSON at line 1: Expecting value at column 1",
+        "s.jsonl:1: invalid session JSON at line 1",
+        "  本包补充：Expecting value at column 1",
         "  释义：第 1 行不是合法的 JSON：第 1 列应当出现一个 JSON 值",
         "  1 | " + "\\x00" * 17 + "…",
         REFUSED + "the last line 1 is not a torn record: every byte of the file is NUL: "
@@ -601,7 +666,7 @@ USAGE_ERRORS = [
 ]  # fmt: skip
 # what the system, argparse's caller or a library says in English, quoted after a Chinese lead-in
 QUOTED_AFTER = (cli_text.OS_ERROR, cli_text.REFUSED_FILE, cli_text.REPAIR_REFUSED,
-                cli_text.BAD_BASE_URL)  # fmt: skip
+                cli_text.BAD_BASE_URL, KIT_DETAIL)  # fmt: skip
 
 
 def said(*args: str) -> str:
@@ -656,10 +721,12 @@ def test_the_cli_speaks_chinese_apart_from_what_it_quotes(
         assert english_prose(text, QUOTED_AFTER) == [], (args, text)
         text.encode("gbk")  # a Chinese Windows console shows it all, escapes needed for none
     # the chapter's phrases stay verbatim; an error reported with one has its 释义 under it
+    # (a bad line: after the kit's detail, marked as the kit's)
     shown = "".join(samples.values()).splitlines()
     for error in ("bad.jsonl:5: invalid session record at line 5", "s.jsonl: context budget cannot",
                   "e.jsonl: context budget cannot", "python -m mini_agent: 操作系统报错：."):  # fmt: skip
         at = next(i for i, line in enumerate(shown) if line.startswith(error))
+        at += shown[at + 1].startswith(f"  {KIT_DETAIL}：")
         assert shown[at + 1].startswith("  释义："), shown[at : at + 2]
 
 

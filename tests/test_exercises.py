@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import mini_agent
 from mini_agent import (
     AssistantMessage,
     Message,
@@ -29,6 +30,7 @@ from teaching.exercises import (
     CALLS_CASES,
     DISCRIMINATION_CASES,
     LOAD_CASES,
+    UNCHECKED,
     CheckReport,
     _same_load,
     check_load_session,
@@ -38,8 +40,10 @@ from teaching.exercises import (
     record_line_cases,
     run_cases,
     shown,
+    with_unchecked_messages,
 )
 from teaching.style import palette
+from teaching.text import words
 
 
 def double(x: int) -> int:
@@ -301,8 +305,8 @@ def test_a_truthy_check_of_id_and_name_fails_exactly_the_empty_string_rows() -> 
 
 
 def test_a_parser_that_checks_no_field_and_catches_every_exception_fails() -> None:
-    # the constructors refuse a wrong type, so only the rows they cannot see catch this answer:
-    # an empty object or string iterates like an empty list of calls
+    # the checker builds the answer's messages with constructors that check nothing, as the
+    # chapter's object literals do: every row whose check was left to them now fails
     def no_checks(item: Any) -> Message | None:
         try:
             role = item["role"]
@@ -317,11 +321,143 @@ def test_a_parser_that_checks_no_field_and_catches_every_exception_fails() -> No
             return None
         return None
 
-    names = failed(check_parse_session_message(no_checks))
-    assert [name.split("  (")[1] for name in names] == [
-        "toolCalls 是空对象，不是数组)",
-        "toolCalls 是空字符串，不是数组)",
-    ]
+    names = [name.split("  (")[1] for name in failed(check_parse_session_message(no_checks))]
+    assert "content 不是字符串)" in names and "isError 是 0，不是布尔值)" in names
+    assert "toolCalls 是空对象，不是数组)" in names and "id 不是字符串)" in names
+
+
+def shortcut_parse(value: Any) -> Message | None:
+    """01's shortcut: only `toolCalls` checked (a list), every other field left to the
+    constructors, their TypeError (and a missing key's KeyError) caught."""
+    try:
+        item = value if isinstance(value, dict) else None
+        if item is None:
+            return None
+        if item.get("role") == "user":
+            return UserMessage(item["content"])
+        if item.get("role") == "assistant" and isinstance(item.get("toolCalls"), list):
+            calls = [ToolCall(c["id"], c["name"], c["input"]) for c in item["toolCalls"]]
+            return AssistantMessage(item["content"], calls)
+        if item.get("role") == "tool":
+            return ToolMessage(item["toolCallId"], item["content"], item["isError"])
+        return None
+    except (TypeError, KeyError):
+        return None
+
+
+def test_a_try_except_around_the_constructors_fails_and_is_told_so() -> None:
+    # 01: "别用 try/except 接住构造函数的 TypeError 来代替判别"; graded by the kit's own
+    # constructors, this answer passed all 41 rows
+    report = check_parse_session_message(shortcut_parse)
+    assert not report.ok
+    details = [result.detail for result in report.results if not result.passed]
+    assert len(details) >= 8
+    assert all(detail.endswith(words().leaning_on_constructors) for detail in details)
+    # the right answers still pass: 90's if-chain and the chapter's literal transcription
+    assert check_parse_session_message(chapter_shaped_parse).ok
+    assert check_parse_session_message(chapter_session.parse_session_message).ok
+
+
+def dict_parse(value: Any) -> Any:
+    """The chapter's object literals, written as dicts: right checks, wrong kind of value."""
+    message = chapter_shaped_parse(value)
+    return None if message is None else to_record(message)
+
+
+def int_is_error_parse(value: Any) -> Message | None:
+    """`isinstance(is_error, int)`: lets 0 and 1 through (bool is a subclass of int)."""
+    if isinstance(value, dict) and value.get("role") == "tool":
+        item = value
+        if (
+            isinstance(item.get("content"), str)
+            and isinstance(item.get("toolCallId"), str)
+            and isinstance(item.get("isError"), int)
+        ):
+            return ToolMessage(item["toolCallId"], item["content"], item["isError"])
+        return None
+    return chapter_shaped_parse(value)
+
+
+def content_unchecked_parse(value: Any) -> Message | None:
+    """The content checked for user only (01's 最容易走错的第一处), nothing caught."""
+    return reader_parse(value, "content checked only for user")
+
+
+def calls_the_packages_parser(value: Any) -> Message | None:
+    return parse_session_message(value)
+
+
+def calls_the_chapters_parser(value: Any) -> Message | None:
+    return chapter_session.parse_session_message(value)  # a module's attribute, not a name
+
+
+HINTS = {  # a planted wrong answer, and the one hint its FAILs carry
+    "shortcut": (shortcut_parse, "leaning_on_constructors"),
+    "dicts": (dict_parse, "message_as_dict"),
+    "isError int": (int_is_error_parse, "is_error_int"),
+    "content unchecked": (content_unchecked_parse, "unchecked_field"),
+    "the package's parser": (calls_the_packages_parser, "called_the_answer"),
+    "the chapter's parser": (calls_the_chapters_parser, "called_the_answer"),
+}
+HINT_NAMES = sorted({name for _, name in HINTS.values()})
+
+
+def hints_in(report: CheckReport) -> set[str]:
+    details = [result.detail for result in report.results]
+    return {name for name in HINT_NAMES if any(getattr(words(), name) in d for d in details)}
+
+
+@pytest.mark.parametrize("mistake", HINTS)
+def test_each_wrong_parser_gets_its_named_hint_and_no_other(mistake: str) -> None:
+    answer, hint = HINTS[mistake]
+    report = check_parse_session_message(answer)
+    assert not report.ok
+    assert hints_in(report) == {hint}
+
+
+@pytest.mark.parametrize("mistake", PARSER_MISTAKES)
+def test_the_parse_hints_name_only_mistakes_they_are_about(mistake: str) -> None:
+    # the other planted mistakes: no hint about constructors standing in, nor about dicts
+    report = check_parse_session_message(lambda value: reader_parse(value, mistake))
+    assert not hints_in(report) & {"leaning_on_constructors", "message_as_dict"}
+
+
+def test_a_dict_for_a_message_is_told_what_the_kit_builds_instead() -> None:
+    report = check_parse_session_message(dict_parse)
+    user_row = next(r for r in report.results if r.name.endswith("(user)"))
+    assert user_row.detail == (
+        "应当返回 UserMessage(content='x')，但实际返回了 {'role': 'user', 'content': 'x'}："
+        + words().message_as_dict
+    )
+
+
+def test_an_answer_that_calls_the_function_it_should_write_fails_every_row() -> None:
+    # `return parse_session_message(value)` would pass every row: it is the package's answer
+    for answer in (calls_the_packages_parser, calls_the_chapters_parser):
+        report = check_parse_session_message(answer)
+        assert not any(result.passed for result in report.results)
+        assert all(r.detail.endswith(words().called_the_answer) for r in report.results)
+    assert chapter_session.parse_session_message(json.loads('{"role":"user","content":"x"}'))
+
+
+def test_checking_with_unchecked_constructors_leaves_the_readers_names_alone() -> None:
+    before = dict(globals())
+    check_parse_session_message(shortcut_parse)
+    check_parse_session_message(calls_the_chapters_parser)
+    assert globals() == before
+    assert vars(chapter_session)["parse_session_message"].__module__ == chapter_session.__name__
+    assert UserMessage is mini_agent.UserMessage and ToolCall is mini_agent.ToolCall
+    with pytest.raises(TypeError):
+        UserMessage(None)  # type: ignore[arg-type]  # the kit's constructors still check
+
+
+def test_unchecked_constructors_make_the_kits_own_messages() -> None:
+    unchecked = with_unchecked_messages(lambda: UserMessage(None))  # type: ignore[arg-type]
+    message = unchecked()
+    assert type(message) is UserMessage and message.content is None
+    assert isinstance(message, UNCHECKED[UserMessage])  # what a reader's isinstance would see
+    made = with_unchecked_messages(lambda: AssistantMessage("x", [ToolCall("a", "r", {})]))()
+    assert made == AssistantMessage("x", (ToolCall("a", "r", {}),))  # a list kept as a tuple
 
 
 @pytest.mark.parametrize("mistake", PARSER_MISTAKES)

@@ -20,9 +20,11 @@ from mini_agent import (
     append_session,
     context_units,
     estimate_context_chars,
+    load_session,
     to_record,
     trim_context,
 )
+from mini_agent.chapter import session as chapter_session
 from mini_agent.chapter.context import context_units as literal_units
 from mini_agent.chapter.context import estimate_context_chars as literal_estimate
 from mini_agent.chapter.context import trim_context as literal_trim
@@ -35,7 +37,9 @@ from teaching.exercises import (
     check_context_max_chars,
     check_context_units,
     check_estimate_context_chars,
+    check_load_session,
     check_record,
+    check_record_line,
     check_trim_context,
     reference_record,
     separator_readings,
@@ -156,7 +160,7 @@ UNITS_NOT_LISTS = "本章的 Message[][] 是数组的数组，本包返回 list 
 
 
 def test_units_as_tuples_fail_saying_a_unit_is_a_list_in_the_same_notation() -> None:
-    report = check_context_units(lambda ms: [tuple(unit) for unit in context_units(ms)])
+    report = check_context_units(lambda ms: [tuple(unit) for unit in reader_units(ms)])
     assert len(failed(report)) == len(report.results) - 1  # all but the empty history
     (picture,) = [r for r in report.results if r.name == "本章的那张图"]
     assert picture.detail == (
@@ -168,7 +172,7 @@ def test_units_as_tuples_fail_saying_a_unit_is_a_list_in_the_same_notation() -> 
 
 
 def test_a_tuple_of_units_fails_saying_the_outer_one_is_a_list_too() -> None:
-    outer = check_context_units(lambda ms: tuple(context_units(ms)))
+    outer = check_context_units(lambda ms: tuple(reader_units(ms)))
     assert not any(r.passed for r in outer.results)
     (picture,) = [r for r in outer.results if r.name == "本章的那张图"]
     assert picture.detail == (
@@ -176,7 +180,7 @@ def test_a_tuple_of_units_fails_saying_the_outer_one_is_a_list_too() -> None:
         "但实际返回了 ([#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b])："
         f"消息和分组都对了，但外层是 tuple，应当是 list：{UNITS_NOT_LISTS}"
     )
-    both = check_context_units(lambda ms: tuple(tuple(unit) for unit in context_units(ms)))
+    both = check_context_units(lambda ms: tuple(tuple(unit) for unit in reader_units(ms)))
     assert "但外层和每个单元都是 tuple，应当是 list" in both.results[1].detail
     assert both.results[1].detail.startswith("应当返回 [[#0 user]]，但实际返回了 ((#0 user,),)：")
 
@@ -291,6 +295,18 @@ def test_the_farthest_assistant_fails_only_the_repeated_id_case() -> None:
     assert failed(check_context_units(WRONG_UNITS["farthest assistant"])) == [
         "重复的 id：最近的声明者胜出"
     ]
+
+
+def test_the_earliest_declarer_is_told_to_search_backwards_from_the_result() -> None:
+    report = check_context_units(WRONG_UNITS["farthest assistant"])
+    (wrong,) = [r for r in report.results if not r.passed]
+    assert wrong.detail.endswith("：" + words().units_earliest_declarer)
+
+
+@pytest.mark.parametrize("name", [name for name in WRONG_UNITS if name != "farthest assistant"])
+def test_no_other_wrong_units_are_told_about_the_earliest_declarer(name: str) -> None:
+    report = check_context_units(WRONG_UNITS[name])
+    assert not any(words().units_earliest_declarer in r.detail for r in report.results)
 
 
 # --- 05 estimate_context_chars and trim_context ------------------------------------------------
@@ -457,7 +473,7 @@ def test_a_message_that_cannot_be_serialized_is_named_by_its_index() -> None:
 
     def from_one(messages: Sequence[Message]) -> int:  # message 5: counted from 1
         try:
-            return estimate_context_chars(messages)
+            return named(messages) + len(messages)
         except ValueError as err:
             raise ValueError(str(err).replace("message 4", "message 5")) from err
 
@@ -620,7 +636,7 @@ def test_a_missing_error_is_described_by_its_message_not_its_type() -> None:
 def test_any_exception_type_with_the_chapters_phrase_passes() -> None:
     def plain_value_error(messages: Sequence[Message], max_chars: int) -> list[Message]:
         try:
-            return trim_context(messages, max_chars)
+            return reader_trim(messages, max_chars)
         except ContextBudgetError as err:
             raise ValueError(str(err)) from None
 
@@ -847,3 +863,65 @@ def test_a_record_that_rebinds_the_list_is_told_to_change_the_callers_list() -> 
         messages += [message, message]
 
     assert not any(unchanged in r.detail for r in check_record(twice).results)
+
+
+# --- every exercise: calling the function it asks for is not an answer ----------------------
+
+
+# answers that call, by their global names (as a notebook's cell does), what they should write
+CALLING: dict[str, tuple[Callable[..., CheckReport], Callable[..., Any]]] = {
+    "record_line": (check_record_line, lambda message: record_line(message)),
+    "chapter json_stringify": (
+        check_record_line,
+        lambda message: chapter_session.json_stringify(message),
+    ),
+    "load_session": (check_load_session, lambda path: load_session(path)),
+    "chapter load_session": (check_load_session, lambda path: chapter_session.load_session(path)),
+    "context_units": (check_context_units, lambda messages: context_units(messages)),
+    "chapter context_units": (check_context_units, lambda messages: literal_units(messages)),
+    "estimate_context_chars": (
+        check_estimate_context_chars,
+        lambda messages: estimate_context_chars(messages),
+    ),
+    "chapter estimate": (check_estimate_context_chars, lambda messages: literal_estimate(messages)),
+    "trim_context": (check_trim_context, lambda messages, n: trim_context(messages, n)),
+    "chapter trim": (check_trim_context, lambda messages, n: literal_trim(messages, n)),
+}
+
+
+@pytest.mark.parametrize("name", CALLING)
+def test_an_answer_that_calls_the_function_it_should_write_fails_and_is_told_so(
+    name: str,
+) -> None:
+    # each of these answers passed every case before: what it calls is the right answer
+    check, answer = CALLING[name]
+    report = check(answer)
+    # every case fails, but where any refusal will do (02's NaN) or nothing is compared
+    # (03's one numbering for both errors)
+    assert len(failed(report)) >= len(report.results) - 1
+    assert all(
+        words().called_the_answer in result.detail
+        for result in report.results
+        if "CalledTheAnswer" in result.detail
+    )
+    assert sum("CalledTheAnswer" in result.detail for result in report.results) >= 3
+
+
+def test_an_answer_may_call_the_packages_other_functions() -> None:
+    # 05's starter measures with the package's estimate_context_chars; 03's parses each line
+    # with its parse_session_message: only the function the exercise asks for is refused
+    def trim_with_the_package_helpers(messages: Sequence[Message], n: int) -> list[Message]:
+        kept: list[Message] = []
+        for unit in reversed(context_units(messages)):
+            if estimate_context_chars(unit + kept) > n:
+                if not kept:
+                    raise ContextBudgetError(
+                        "context budget cannot contain the smallest consistent message unit"
+                    )
+                break
+            kept = unit + kept
+        if not kept:
+            raise ContextBudgetError("context budget cannot be empty")
+        return kept
+
+    assert check_trim_context(trim_with_the_package_helpers).ok

@@ -82,13 +82,14 @@ def test_editor_names_the_physical_line_of_broken_json() -> None:
     lines = sample_session_text().split("\n")
     lines[1] = lines[1][:20]  # truncated, as a crash mid-write leaves it
     editor.text.value = "\n".join(lines)
-    first, meaning, second = editor.summary.splitlines()
-    assert first.startswith("invalid session JSON at line 2: ")
-    assert meaning.startswith("释义：第 2 行不是合法的 JSON：")  # the gloss 03's errors carry
+    first, detail, meaning, second = editor.summary.splitlines()
+    assert first == "invalid session JSON at line 2"  # the chapter's phrase, alone
+    assert detail.startswith("  本包补充：Expecting property name")  # the kit's, marked
+    assert meaning.startswith("  释义：第 2 行不是合法的 JSON：")  # the gloss 03's errors carry
     assert second == "  第 2 行：" + lines[1]
     assert palette().marked_line in editor.html  # the bad line is highlighted, kernel or not
     # the error sits above the text box, and the box shades line 2 itself
-    assert "invalid session JSON at line 2: " in editor.status.value
+    assert "invalid session JSON at line 2\n  本包补充：" in editor.status.value
     marked = re.findall(
         r'<div class="mini-agent-line" style="[^"]+">.*?>(\d+)<', editor.gutter.value
     )
@@ -100,11 +101,12 @@ def test_editor_glosses_its_error_in_chinese_as_03s_shown_errors_do() -> None:
     lines = sample_session_text().split("\n")
     lines[3] = lines[3].replace(',"toolCalls":[]', "", 1)
     check = check_session_text("\n".join(lines))
-    error, meaning = check.status.splitlines()
-    assert error.startswith("invalid session record at line 4: assistant needs toolCalls")
+    error, detail, meaning = check.status.splitlines()
+    assert error == "invalid session record at line 4"  # the chapter's phrase, alone
+    assert detail.startswith("  本包补充：assistant needs toolCalls")
     assert check.error is not None
-    assert meaning == gloss_line(check.error)  # the one gloss show_error prints too
-    assert meaning.startswith("释义：第 4 行是 JSON，却不是一条合法的消息：assistant 必须带")
+    assert meaning == "  " + str(gloss_line(check.error))  # the one gloss show_error prints too
+    assert meaning.startswith("  释义：第 4 行是 JSON，却不是一条合法的消息：assistant 必须带")
     editor = SessionEditor("\n".join(lines))
     assert "释义：第 4 行是 JSON" in editor.status.value
     editor.text.value = sample_session_text()
@@ -123,14 +125,17 @@ def test_editor_numbers_physical_lines_beside_the_text_it_wraps_like_the_box() -
 
 def test_editor_counts_blank_lines_as_an_editor_does() -> None:
     editor = SessionEditor('{"role":"user","content":"x"}\n\n\n{"role":"nope","content":"x"}\n')
-    assert editor.summary.splitlines()[0] == (
-        'invalid session record at line 4: unknown role "nope"'
-    )
+    assert editor.summary.splitlines()[:2] == [
+        "invalid session record at line 4",
+        '  本包补充：unknown role "nope"',
+    ]
 
 
 def test_editor_refuses_an_assistant_without_tool_calls() -> None:
     editor = SessionEditor('{"role":"assistant","content":"hi"}')
-    assert editor.summary.startswith("invalid session record at line 1: assistant needs toolCalls")
+    assert editor.summary.startswith(
+        "invalid session record at line 1\n  本包补充：assistant needs toolCalls"
+    )
 
 
 def test_editor_recovers_when_the_line_is_fixed() -> None:

@@ -207,7 +207,7 @@ def test_a_tool_reading_a_gbk_file_records_an_error_result_not_mojibake(tmp_path
 
 def test_a_notebook_runs_under_gbk_and_prints_what_it_stores(tmp_path: Path) -> None:
     (notebook,) = sorted((ROOT / "notebooks").glob("02_*.ipynb"))
-    nbval = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "notebooks/sanitize.cfg"]
+    nbval = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg"]
     done = run_gbk(
         "-m", "pytest", "-q", "-p", "no:cacheprovider", *nbval, str(notebook.relative_to(ROOT)),
         cwd=ROOT,

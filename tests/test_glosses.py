@@ -45,9 +45,13 @@ def test_each_load_error_detail_is_glossed(tmp_path: Path, line: str, meaning: s
     path = tmp_path / "s.jsonl"
     path.write_text('{"role":"user","content":"x"}\n' + line + "\n", encoding="utf-8")
     shown = show_error(lambda: load_session(path), SessionFormatError)
-    first, second = repr(shown).split("\n")
-    assert first == f"SessionFormatError: {shown.message}"  # the library's text, unchanged
-    assert second.startswith("释义：第 2 行")
+    first, detail, second = repr(shown).split("\n")
+    error = shown.error
+    assert isinstance(error, SessionFormatError)
+    assert shown.message == str(error) == f"{error.phrase} 2: {error.detail}"  # unchanged
+    assert first == f"SessionFormatError: {error.phrase} 2"  # the chapter's phrase, alone
+    assert detail == f"  本包补充：{error.detail}"
+    assert second.startswith("  释义：第 2 行")
     assert meaning in second
 
 
@@ -55,7 +59,7 @@ def test_the_budget_errors_are_glossed() -> None:
     shown = show_error(
         lambda: trim_context([UserMessage("很长的问题" * 20)], 10), ContextBudgetError
     )
-    assert repr(shown).endswith("\n释义：预算连最新的那个一致单元都装不下")
+    assert repr(shown).endswith("\n  释义：预算连最新的那个一致单元都装不下")
 
 
 def test_os_errors_are_glossed_by_their_strerror(tmp_path: Path) -> None:
@@ -89,7 +93,7 @@ def test_a_key_error_is_glossed_by_its_type() -> None:
     table: dict[str, int] = {}
     shown = show_error(lambda: table["input"], KeyError)
     assert repr(shown) == (
-        "KeyError: 'input'\n释义：字典里没有键 'input'：取值之前没有先确认这个键在不在"
+        "KeyError: 'input'\n  释义：字典里没有键 'input'：取值之前没有先确认这个键在不在"
     )
     assert gloss_shown("KeyError: 'input'") == shown.gloss.removeprefix("释义：")  # type: ignore[union-attr]
     assert gloss_shown("ValueError: 'input'") is None  # the same text, another type

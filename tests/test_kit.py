@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,6 +173,40 @@ def test_a_usage_error_is_said_in_chinese_with_the_usage(
     code, said = run_kit(*arguments)
     assert code == 2 and said.startswith("用法：python kit.py"), said
     assert chinese in said and "error:" not in said and "invalid choice" not in said, said
+
+
+def test_lab_help_names_the_options_a_reader_needs_and_lab_passes_them_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    code, said = run_kit("lab", "--help")
+    assert code == 0 and "--no-browser" in said and "--port N" in said, said
+    assert "其余参数原样" in said  # and the rest goes to JupyterLab, as before
+    commands: list[list[str]] = []
+
+    def run(command: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(kit, "ensure_env", lambda env, extras: Path("python"))
+    monkeypatch.setattr(subprocess, "run", run)
+    arguments = ["lab", "--no-browser", "--port", "9999", "--ServerApp.ip=127.0.0.1"]
+    args, rest = kit.build_parser().parse_known_args(arguments)
+    args.rest = rest
+    assert kit.lab(args) == 0
+    (command,) = commands
+    assert {"--no-browser", "--port=9999", "--ServerApp.ip=127.0.0.1"} <= set(command)
+
+
+def test_the_step_that_enables_a_part_is_a_command_this_system_can_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert kit.python_command() == "py"
+    assert "kit.py system" not in kit.system_step() and "Debian" in kit.system_step()
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert kit.python_command() == "python3" and "kit.py system" not in kit.system_step()
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert kit.system_step() == "python3 kit.py system（在 Debian 上以 root 运行）"
 
 
 def test_an_unknown_part_is_a_usage_error() -> None:

@@ -17,7 +17,7 @@ from .helpers import stored_output_text
 ROOT = Path(__file__).resolve().parent.parent
 # numbered notebooks: 00_guide … 07_walkthrough, 07a_beyond_the_chapter (the appendix), 08, 90, 95
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
-SANITIZE = ROOT / "notebooks" / "sanitize.cfg"
+SANITIZE = ROOT / "tests" / "sanitize.cfg"
 
 # The chapter's path: one notebook per section of the chapter. The kit's machinery lives in
 # 07a, and these notebooks show none of it (issue 18).
@@ -186,6 +186,16 @@ def test_no_run_to_run_noise_in_stored_outputs(path: Path) -> None:
         text = stored_output_text(cell)
         for name, pattern in NOISE.items():
             assert not pattern.search(text), f"{name} in output of: {''.join(cell['source'])[:80]}"
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in NOTEBOOKS if p.name[:2] in CHAPTER_PATH], ids=lambda path: path.name
+)
+def test_no_english_docstring_is_on_screen_in_the_chapters_notebooks(path: Path) -> None:
+    # code shown beside the chapter (show_source) is code, but its docstring is prose
+    for cell in code_cells(path):
+        for docstring in re.findall(r'"""(.*?)"""', stored_output_text(cell), re.S):
+            assert re.search("[\u4e00-\u9fff]", docstring), docstring
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
@@ -501,3 +511,13 @@ def test_every_notebook_with_exercises_has_its_hints_in_90() -> None:
     )
     for prefix in ENDS_WITH_EXERCISES:
         assert f"### {prefix} " in headings, f"no hints for {prefix}'s 练习 in 90"
+
+
+def test_the_readers_file_browser_holds_the_readers_files_only() -> None:
+    # JupyterLab opens on notebooks/: the sanitizer and the contributors' README live elsewhere
+    files = [
+        p for p in (ROOT / "notebooks").iterdir() if p.is_file() and not p.name.startswith(".")
+    ]
+    others = sorted(p.name for p in files if p.suffix != ".ipynb" and p.name != "cheatsheet.md")
+    assert others == []
+    assert SANITIZE.is_file() and SANITIZE.parent.name == "tests"

@@ -67,7 +67,7 @@ def strict_nbval(python: Path, folder: Path, notebooks: list[Path]) -> None:
     name = "kit-reader"
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-rfEs", "--color=no", "--nbval"]
-        + ["--nbval-kernel-name", name, "--nbval-sanitize-with", "notebooks/sanitize.cfg"]
+        + ["--nbval-kernel-name", name, "--nbval-sanitize-with", "tests/sanitize.cfg"]
         + [str(path.relative_to(ROOT)) for path in notebooks],
         cwd=ROOT,
         env=kernel_env(python, folder, name),

@@ -85,7 +85,7 @@ MACHINE_REMARKS = re.compile(
 def reader_facing() -> list[tuple[str, str]]:
     """(where, text) for every text a reader or an instructor reads."""
     pages = [README, ROOT / "CONTRIBUTING.md", ROOT / "docs" / "INSTRUCTOR.md"]
-    pages += [ROOT / "notebooks" / "README.md", ROOT / "notebooks" / "cheatsheet.md"]
+    pages += [ROOT / "docs" / "NOTEBOOKS.md", ROOT / "notebooks" / "cheatsheet.md"]
     found = [(page.name, page.read_text(encoding="utf-8")) for page in pages]
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for number, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
