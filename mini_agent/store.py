@@ -18,6 +18,7 @@ import os
 import re
 import stat
 import sys
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -318,7 +319,17 @@ def count_lines(fd: int, end: int) -> int:
 # --- the read -----------------------------------------------------------------------------------
 
 
-Lines = list[tuple[int, str | bytes]]  # (physical number, line): bytes if it is not UTF-8
+class Lines:
+    """Non-blank lines (bytes if not UTF-8), their numbers in an `array`: 8 bytes, not a pair."""
+
+    __slots__ = ("lines", "numbers")
+
+    def __init__(self) -> None:
+        self.lines: list[str | bytes] = []
+        self.numbers = array("q")
+
+    def __iter__(self) -> Iterator[tuple[int, str | bytes]]:
+        return zip(self.numbers, self.lines, strict=True)
 
 
 def read_lines(path: PathLike) -> Lines:
@@ -331,7 +342,7 @@ def read_lines(path: PathLike) -> Lines:
 def split_lines(chunks: Iterable[bytes]) -> Lines:
     """The numbered non-blank lines of the bytes `chunks` make, split on `\n` only: a line is
     joined from its pieces once, and a run of blank lines costs nothing but its numbers."""
-    found: Lines = []
+    found = Lines()
     pending: list[bytes] = []  # the pieces of a line whose newline is still to come
     number = 1  # the physical number of the line that starts next
     for chunk in chunks:
@@ -358,17 +369,17 @@ def split_lines(chunks: Iterable[bytes]) -> Lines:
 def _keep(found: Lines, number: int, line: bytes) -> None:
     if line:
         try:
-            found.append((number, line.decode("utf-8")))
+            found.lines.append(line.decode("utf-8"))
         except UnicodeDecodeError:
-            found.append((number, line))
+            found.lines.append(line)
+        found.numbers.append(number)
 
 
 # --- opening and locking ---------------------------------------------------------------------------
 
 
 class LockedFile(io.FileIO):
-    """An open session file holding the lock: `info` is its `fstat` taken once locked,
-    `created` whether this open made it. Closing it releases the lock."""
+    """An open, locked session file: `info`, its `fstat`; `created`, made by this open."""
 
     info: os.stat_result
     created: bool
@@ -451,11 +462,12 @@ def _open(path: PathLike, write: bool, create: bool) -> LockedFile:
 
 
 def _open_flagged(path: str, flags: int) -> int:
-    """`_OPENER` (tests replace it) with the flags. The fd goes from `os.open` into a list and
-    out to `io.FileIO`, which owns it, with no bytecode between that may run a signal handler:
-    there is no call between, only a call checks (3.11 and later), and `map` calls in C."""
+    """`_OPENER` (tests replace it), a writer's flags with `O_APPEND` (Windows' C library too). The
+    fd goes from `os.open` into a list and out to `io.FileIO` with no call between, so no signal
+    handler can come between (only a call checks for one, on 3.11 and later; `map` calls in C)."""
     opened: list[int] = []
-    opened[:] = map(_OPENER, (path,), (flags | _FLAGS,))
+    flags |= _FLAGS | (os.O_APPEND if flags & os.O_RDWR else 0)
+    opened[:] = map(_OPENER, (path,), (flags,))
     return opened[0]
 
 

@@ -254,8 +254,8 @@ INVITATIONS = [
         "demo.budget = 700",
         "demo.budget = 300",
         [
-            f"ContextBudgetError: {SMALLEST}\n释义：",
-            f"第一次运行发出 1 次请求后停下，下一次请求装不下（预算 300）：\n  ContextBudgetError: {SMALLEST}\n  释义：",
+            f"ContextBudgetError: {SMALLEST}\n  释义：",
+            f"第一次运行发出 1 次请求后停下，下一次请求装不下（预算 300）：\n  ContextBudgetError: {SMALLEST}\n    释义：",
             "第 1 次请求发出 1 条、63 字符（预算 300）",
         ],
         ["发出 6 条消息，687 字符", "（预算 700）；预算过小报错"],
