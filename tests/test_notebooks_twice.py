@@ -74,14 +74,18 @@ def run_each_cell_twice(path: Path) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("path", notebooks_named(RUN_TWICE), ids=lambda path: path.name)
-def test_every_cell_can_run_twice(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def kernel_imports_this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel imports the package from this checkout, as tools/regenerate_notebooks.py does."""
     import os
 
-    # the kernel imports the package from this checkout, as tools/regenerate_notebooks.py does
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     )
+
+
+@pytest.mark.parametrize("path", notebooks_named(RUN_TWICE), ids=lambda path: path.name)
+def test_every_cell_can_run_twice(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel_imports_this_checkout(monkeypatch)
     assert run_each_cell_twice(path) == []
 
 
@@ -169,14 +173,6 @@ def execute(
 def run_all_then_go_back(path: Path) -> list[str]:
     """Run All, then every code cell again in order, then in reverse order: what went wrong."""
     return execute(path, ("Run All", "in order", "in reverse order"))[0]
-
-
-def kernel_imports_this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    )
 
 
 # 08 is left out: its cells time benchmarks and plot (minutes, and outputs that differ each run)
