@@ -89,19 +89,23 @@ def test_every_cell_can_run_twice(path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert run_each_cell_twice(path) == []
 
 
-def test_running_twice_catches_a_cell_that_appends_again(tmp_path: Path) -> None:
+def notebook_of(path: Path, *sources: str) -> Path:
+    """A notebook at `path` whose code cells are `sources`, for a test of the tests."""
     import nbformat
 
     v4: Any = nbformat.v4
-    notebook = v4.new_notebook(
-        cells=[
-            v4.new_code_cell("lines = []"),
-            v4.new_code_cell("lines.append(1)\nprint(len(lines))"),
-            v4.new_code_cell("assert len(lines) == 1"),
-        ]
-    )
-    path = tmp_path / "appends.ipynb"
+    notebook = v4.new_notebook(cells=[v4.new_code_cell(source) for source in sources])
     nbformat.write(notebook, path)  # type: ignore[no-untyped-call]
+    return path
+
+
+def test_running_twice_catches_a_cell_that_appends_again(tmp_path: Path) -> None:
+    path = notebook_of(
+        tmp_path / "appends.ipynb",
+        "lines = []",
+        "lines.append(1)\nprint(len(lines))",
+        "assert len(lines) == 1",
+    )
     problems = run_each_cell_twice(path)
     assert len(problems) == 2 and "second time" in problems[0] and "AssertionError" in problems[1]
 
@@ -188,21 +192,15 @@ def test_every_cell_reruns_after_run_all_in_order_and_in_reverse(
 
 
 def test_going_back_catches_a_last_cell_that_deletes_what_others_need(tmp_path: Path) -> None:
-    import nbformat
-
-    v4: Any = nbformat.v4
-    notebook = v4.new_notebook(
-        cells=[
-            v4.new_code_cell("import tempfile, pathlib\nworkdir = tempfile.TemporaryDirectory()"),
-            v4.new_code_cell("(pathlib.Path(workdir.name) / 'a').write_text('x')"),
-            v4.new_code_cell("items = []"),
-            v4.new_code_cell("items.append(1)  # 重跑这一格会再追加一条\nlen(items)"),
-            v4.new_code_cell("items.append(1)\nlen(items)"),
-            v4.new_code_cell("workdir.cleanup()"),
-        ]
+    path = notebook_of(
+        tmp_path / "goes-back.ipynb",
+        "import tempfile, pathlib\nworkdir = tempfile.TemporaryDirectory()",
+        "(pathlib.Path(workdir.name) / 'a').write_text('x')",
+        "items = []",
+        "items.append(1)  # 重跑这一格会再追加一条\nlen(items)",
+        "items.append(1)\nlen(items)",
+        "workdir.cleanup()",
     )
-    path = tmp_path / "goes-back.ipynb"
-    nbformat.write(notebook, path)  # type: ignore[no-untyped-call]
     problems = run_all_then_go_back(path)
     # in reverse order: cell 4 shows 3 items (and does not say so), cell 1 finds no folder
     assert [problem.split(",")[0] for problem in problems] == ["cell 4", "cell 1"]
