@@ -41,14 +41,11 @@ def comparable(outputs: list[Any]) -> list[tuple[str, str]]:
     return cleaned
 
 
-def run_each_cell_twice(path: Path) -> list[str]:
-    """Execute `path` in a fresh kernel, every code cell twice in a row; what went wrong."""
-    import nbformat
+def kernel_client(notebook: Any, path: Path) -> Any:
+    """A client that runs `notebook` (read from `path`) in a fresh kernel, in its folder."""
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
 
-    notebook: Any = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
-    client = NotebookClient(
+    return NotebookClient(
         notebook,
         timeout=300,
         kernel_name="python3",
@@ -56,6 +53,15 @@ def run_each_cell_twice(path: Path) -> list[str]:
         record_timing=False,
         store_widget_state=False,
     )
+
+
+def run_each_cell_twice(path: Path) -> list[str]:
+    """Execute `path` in a fresh kernel, every code cell twice in a row; what went wrong."""
+    import nbformat
+    from nbclient.exceptions import CellExecutionError
+
+    notebook: Any = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+    client = kernel_client(notebook, path)
     problems: list[str] = []
     with client.setup_kernel():
         for index, cell in enumerate(notebook.cells):
@@ -128,7 +134,6 @@ def execute(
     as the last pass left it. `edits` first changes a text in the cells with those ids, as a
     reader who changed a value would."""
     import nbformat
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     notebook: Any = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
@@ -137,14 +142,7 @@ def execute(
             old, new = edits[cell.id]
             assert old in cell.source, f"{path.name} {cell.id}: no {old!r} to change"
             cell.source = cell.source.replace(old, new)
-    client = NotebookClient(
-        notebook,
-        timeout=300,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-        record_timing=False,
-        store_widget_state=False,
-    )
+    client = kernel_client(notebook, path)
     code = [
         (index, cell)
         for index, cell in enumerate(notebook.cells)
@@ -300,18 +298,10 @@ def names_assigned(source: str) -> set[str]:
 
 def run_each_cell_first(path: Path) -> list[str]:
     import nbformat
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     notebook: Any = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
-    client = NotebookClient(
-        notebook,
-        timeout=300,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-        record_timing=False,
-        store_widget_state=False,
-    )
+    client = kernel_client(notebook, path)
     v4: Any = nbformat.v4
     reset = v4.new_code_cell("%reset -f")
     code = [(index, cell) for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
