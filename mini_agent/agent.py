@@ -1,27 +1,29 @@
-"""The agent loop: the only place where the session on disk and the model's context meet.
+# 注释用中文全角标点，和本章一样
+"""`run_agent`：磁盘上的会话和发给模型的上下文只在这里汇合（本章“会话与上下文的责任边界”）。
 
-Chapter 34, section "会话与上下文的责任边界".
+本章没有给 `runAgent` 的源码，只画了图；这里照图写，图的每一段是几行。本包多做的事各是一次调用，
+写在文件后半（“本章之外”）：参数先查、`record()` 先写磁盘、被打断的调用补记结果、请求里给
+没有结果的调用补上一条错误结果。
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .agent_arguments import check_arguments, check_resumable
-from .context import trim_context
+from .context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError, trim_context
 from .json_form import js_string
 from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from .model_client import ModelClient, collect_reply
-from .open_calls import INTERRUPTED as INTERRUPTED  # re-exported: the result it records
-from .open_calls import closed_for_request, interrupted_results
 from .session import PathLike, append_session, load_session
 from .store import written_anyway
 from .tools import Tool
 
 DEFAULT_MAX_TURNS = 20
+INTERRUPTED = "interrupted: no result was recorded"
 
 
 class AgentTurnLimitError(RuntimeError):
@@ -36,27 +38,6 @@ class AgentResult:
     messages: tuple[Message, ...]
 
 
-def run_tool(
-    tools_by_name: dict[str, Tool], call: ToolCall, input_error: str | None = None
-) -> ToolMessage:
-    """Run one call; an unknown name, an unreadable input (`input_error`, found by the model
-    client) or a failing tool becomes an error result, not a crash."""
-    tool = tools_by_name.get(call.name)
-    if tool is None:
-        return ToolMessage(call.id, f"unknown tool: {call.name}", is_error=True)
-    if input_error is not None:
-        return ToolMessage(call.id, input_error, is_error=True)
-    try:
-        output = tool.run(copy.deepcopy(call.input))  # its own copy: the recorded call stays
-    except Exception as err:  # the model should see the failure and may try again
-        return ToolMessage(call.id, f"{type(err).__name__}: {err}", is_error=True)
-    if not isinstance(output, str):
-        return ToolMessage(
-            call.id, f"tool {call.name} returned {type(output).__name__}, not str", is_error=True
-        )
-    return ToolMessage(call.id, js_string(output))  # a surrogate pair as one character
-
-
 def run_agent(
     prompt: str | None,
     *,
@@ -68,59 +49,141 @@ def run_agent(
     fsync: bool = False,
     on_request: Callable[[Sequence[Message], Sequence[Message]], None] | None = None,
 ) -> AgentResult:
-    """Run one prompt to a final answer.
-
-    With `session_path`, the session is loaded first and every message is appended to it;
-    with `context_max_chars`, each model request gets `trim_context(messages, budget)`.
-    `fsync=True` makes each append durable before the run goes on (`append_session`'s fsync).
-    `on_request(messages, context)` is called before each model request with every message
-    in memory (with a session path: exactly what is on disk) and the context about to be sent.
-    A model request that fails raises here and records nothing of its reply. A run stopped
-    while tools ran records `INTERRUPTED` for each call left open, then raises; what it could
-    not write (or a killed process left open) the next run records before its first request.
-    A call left unanswered elsewhere in the history is closed in the request only
-    (`closed_for_request`). Beyond the chapter: `prompt=None` records no prompt and answers the
-    session as it is on disk (a run whose model request failed left its prompt there,
-    unanswered: `chat` resumes so); a session ending in a final answer has nothing to answer.
-    """
+    """Run one prompt to a final answer: with `session_path` the session is loaded first and
+    each message appended (`fsync=True`: synced); with `context_max_chars` each request is
+    trimmed. `on_request(messages, context)` sees each request before it is sent. `prompt=None`
+    records no prompt and answers the session on disk (`chat` resumes a failed request so)."""
     check_arguments(prompt, tools, session_path, context_max_chars, max_turns)
     tools_by_name = {tool.name: tool for tool in tools}
+    # options.sessionPath 存在？loadSession → messages（磁盘完整记录）；不存在？messages = []
     messages: list[Message] = load_session(session_path) if session_path is not None else []
     if prompt is None:
         check_resumable(messages, session_path)
 
     def record(message: Message) -> None:
-        if session_path is not None:  # disk first: a refused write leaves disk == memory
+        if session_path is not None:  # sessionPath 存在时 appendSession（磁盘态）——本包先写磁盘
             try:
                 append_session(session_path, message, fsync=fsync)
             except BaseException as error:
-                if written_anyway(error):  # on disk after all (looked up there)
+                if written_anyway(error):  # 到底写进去了：内存也记上，和磁盘一致
                     messages.append(message)
                 raise
-        messages.append(message)
+        messages.append(message)  # messages.push（内存态）
 
-    for result in interrupted_results(messages):  # what an interrupted run left open
+    for result in interrupted_results(messages):  # 上一次运行被打断时没有结果的调用
         record(result)
     if prompt is not None:
         record(UserMessage(js_string(prompt)))
     for _ in range(max_turns):
+        # 每轮 client.stream 前：contextMaxChars 存在？trimContext → 发给模型；不存在？原样发
         request = closed_for_request(messages)
         context = request if context_max_chars is None else trim_context(request, context_max_chars)
         if on_request is not None:
             on_request(tuple(messages), tuple(context))
-        reply = collect_reply(client.stream(list(context), tools))  # the whole reply, or raise
+        reply = collect_reply(client.stream(list(context), tools))  # 整个回复，或者抛错
         assistant = reply.message
         record(assistant)
         if not assistant.tool_calls:
-            return AgentResult(assistant, tuple(messages))
+            return AgentResult(assistant, tuple(messages))  # 模型不再调用工具：这就是最终答案
         try:
             for call, input_error in zip(assistant.tool_calls, reply.input_errors, strict=True):
                 record(run_tool(tools_by_name, call, input_error))
-        except BaseException:  # Ctrl-C, a refused write: say so on disk now if we can
-            with contextlib.suppress(Exception):  # if not, the next run does
-                if session_path is not None:  # a second Ctrl-C may have left memory behind disk
+        except BaseException:  # Ctrl-C、磁盘拒绝的结果：能记就马上在磁盘上记下被打断的调用
+            with contextlib.suppress(Exception):  # 记不下，下一次运行会记
+                if session_path is not None:  # 第二次 Ctrl-C 可能让内存落在磁盘后面
                     messages[:] = load_session(session_path)
                 for result in interrupted_results(messages):
                     record(result)
             raise
     raise AgentTurnLimitError(f"agent stopped after {max_turns} model turns without a final answer")
+
+
+def run_tool(
+    tools_by_name: dict[str, Tool], call: ToolCall, input_error: str | None = None
+) -> ToolMessage:
+    tool = tools_by_name.get(call.name)  # 语义在执行层兜底：toolsByName.get(call.name)
+    if tool is None:
+        return ToolMessage(call.id, f"unknown tool: {call.name}", is_error=True)
+    if input_error is not None:  # 模型给的参数不是合格的 JSON 对象（模型客户端查出的）
+        return ToolMessage(call.id, input_error, is_error=True)
+    try:
+        output = tool.run(copy.deepcopy(call.input))  # 工具拿自己的一份：记下的调用不变
+    except Exception as err:  # 工具出错也记下来，交还给模型
+        return ToolMessage(call.id, f"{type(err).__name__}: {err}", is_error=True)
+    if not isinstance(output, str):
+        return ToolMessage(
+            call.id, f"tool {call.name} returned {type(output).__name__}, not str", is_error=True
+        )
+    return ToolMessage(call.id, js_string(output))  # 两个码点的代理对合成一个字符
+
+
+# --- 本章之外 ----------------------------------------------------------------------------------
+
+
+def check_arguments(
+    prompt: object, tools: object, session_path: object, budget: object, max_turns: object
+) -> None:
+    """Refuse a bad argument before anything is loaded or written (TypeScript's types refuse
+    most of these at compile time)."""
+    if prompt is None and session_path is None:
+        raise ValueError("prompt=None answers a session on disk: give session_path too")
+    if prompt is not None and not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
+    for name, value in (("max_turns", max_turns), ("context_max_chars", budget)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if max_turns < 1:  # type: ignore[operator]
+        raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+    if budget is not None and budget <= 0:  # type: ignore[operator]  # 提问那个单元就装不下
+        raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
+    if not isinstance(tools, Sequence) or not all(isinstance(tool, Tool) for tool in tools):
+        raise TypeError("tools must be a sequence of Tool")
+    if len({tool.name for tool in tools}) != len(tools):
+        raise ValueError("tool names must be unique")
+    if session_path is not None and not isinstance(session_path, (str, os.PathLike)):
+        raise TypeError(f"session_path must be a path, not {type(session_path).__name__}")
+
+
+def check_resumable(messages: Sequence[Message], session_path: object) -> None:
+    """`prompt=None` answers the session on disk: refuse one that holds nothing to answer."""
+    if not messages:
+        raise ValueError(f"prompt=None: the session {session_path} is empty; give a prompt")
+    last = messages[-1]
+    if isinstance(last, AssistantMessage) and not last.tool_calls:
+        raise ValueError(
+            f"prompt=None: the session {session_path} ends with the assistant's final answer, "
+            "so there is nothing to answer; give a prompt"
+        )
+
+
+def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
+    """An error result for each call of the last assistant that no later result answers:
+    what a stopped run (Ctrl-C, a refused result, a killed process) leaves open."""
+    end = len(messages)
+    while end > 0 and isinstance(messages[end - 1], ToolMessage):
+        end -= 1
+    last = messages[end - 1] if end > 0 else None
+    calls = last.tool_calls if isinstance(last, AssistantMessage) else ()
+    answered = {m.tool_call_id for m in messages[end:] if isinstance(m, ToolMessage)}
+    return [ToolMessage(c.id, INTERRUPTED, True) for c in calls if c.id not in answered]
+
+
+def closed_for_request(messages: Sequence[Message]) -> Sequence[Message]:
+    """`messages` as a provider accepts them, in the request only: each call no result answers
+    right after its assistant gets an `INTERRUPTED` result there; a result that answers no call
+    of the assistant just before it is left out. The file keeps what was written."""
+    closed: list[Message] = []
+    waiting: list[str] = []  # the calls of the last assistant not answered yet
+    for message in [*messages, None]:  # None: the end, where open calls close too
+        if isinstance(message, ToolMessage):
+            if message.tool_call_id in waiting:
+                waiting.remove(message.tool_call_id)
+                closed.append(message)
+            continue
+        closed += [ToolMessage(call_id, INTERRUPTED, True) for call_id in waiting]
+        waiting = (
+            [c.id for c in message.tool_calls] if isinstance(message, AssistantMessage) else []
+        )
+        if message is not None:
+            closed.append(message)
+    return closed

@@ -1,6 +1,12 @@
-"""The context sent to the model: whole message units within a character budget. Chapter 34,
-"上下文单元而不是消息切片" to "字符预算的正常和失败路径": the chapter's loops; the inner search is
-answered by one forward pass, the budget loop keeps a running total: linear at worst."""
+# ruff: noqa: RUF003  # 注释用中文全角标点，和本章一样
+"""本章的 src/context.ts，写成 Python：`estimate_context_chars`、单元扫描 `context_units`、
+老z 画的装预算的算法 `trim_context`。
+
+和本章只差在快慢，不差在结果：本章的内层循环每遇到一条 tool result 都向前找一遍，本包预先
+一趟查好（`declaring_assistants`）；本章每装一个单元都把 `unit + kept` 重新量一遍，本包累加
+每个单元的长度（估算按条相加）。最坏情况是线性的，结果逐条相同：tests/chapter_reference.py
+是照本章逐行写的慢版本，tests/test_properties.py 在随机历史上拿两者比。
+"""
 
 from __future__ import annotations
 
@@ -10,12 +16,12 @@ from .messages import AssistantMessage, Message, ToolMessage
 
 SMALLEST_UNIT_TOO_BIG = "context budget cannot contain the smallest consistent message unit"
 EMPTY_CONTEXT = "context budget cannot be empty"
-CANNOT_SERIALIZE = "cannot be serialized to JSON"  # after `message {index}`: which one, 0-based
+CANNOT_SERIALIZE = "cannot be serialized to JSON"  # 跟在 `message {index}` 后面：第几条，从 0 数
 
 
 class ContextBudgetError(ValueError):
-    """The budget cannot hold a consistent, non-empty context; `needed`, when known, is how
-    many characters the newest unit takes (the smallest budget that would hold it)."""
+    """The budget cannot hold a consistent, non-empty context; `needed`, when known, is the
+    size of the newest unit (the smallest budget that would hold it)."""
 
     def __init__(self, message: str, needed: int | None = None) -> None:
         super().__init__(message)
@@ -25,20 +31,14 @@ class ContextBudgetError(ValueError):
         return (type(self), (str(self), self.needed))
 
 
-def check_budget(max_chars: int) -> None:
-    """A budget is an int, not a bool; 0 or less fits nothing, as in the chapter."""
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int):
-        raise TypeError(f"max_chars must be an int, not {type(max_chars).__name__}")
-
-
 def estimate_context_chars(messages: Sequence[Message], first_index: int = 0) -> int:
-    """每条消息 `JSON.stringify(message)` 的长度加 1（行末的换行），按码点数：
-    不是 token，也不是 UTF-16 码元（05 把它显示在本章的文字旁边，所以用中文写）。"""
+    # 每条消息 JSON.stringify(message).length（UTF-16 码元，和 JavaScript 一样：😀 算 2），
+    # 再加 1 个分隔符。不是 token。写不成 JSON 的消息按下标报错：message ${index}
     total = 0
     for index, message in enumerate(messages, start=first_index):
         try:
             total += message.record_chars
-        except AttributeError as err:  # e.g. a dict from json.loads, not a message
+        except AttributeError as err:  # 比如 json.loads 得到的 dict，不是消息
             raise TypeError(f"message {index} is not a session message: {message!r}") from err
         except (TypeError, ValueError, RecursionError) as err:
             raise ValueError(f"message {index} {CANNOT_SERIALIZE}: {err}") from err
@@ -46,9 +46,9 @@ def estimate_context_chars(messages: Sequence[Message], first_index: int = 0) ->
 
 
 def declaring_assistants(messages: Sequence[Message]) -> list[int]:
-    """For each index, what the chapter's inner search finds: the nearest earlier assistant
-    that declares that tool result's call id, or -1 (an orphan, or not a tool result)."""
-    latest: dict[str, int] = {}  # call id -> the latest assistant declaring it, so far
+    # 每个下标上，本章内层循环会找到什么：往前数第一个声明了这个 toolCallId 的 assistant，
+    # 找不到（或不是 tool result）是 -1。一趟从前往后，记着每个 id 最近的声明者
+    latest: dict[str, int] = {}
     found = [-1] * len(messages)
     for index, message in enumerate(messages):
         if isinstance(message, ToolMessage):
@@ -60,40 +60,40 @@ def declaring_assistants(messages: Sequence[Message]) -> list[int]:
 
 
 def context_units(messages: Sequence[Message]) -> list[list[Message]]:
-    """The chapter's `units`: the consistent units of the history, oldest first."""
+    # 本章的 units：从旧到新
     return list(units_newest_first(messages))[::-1]
 
 
 def units_newest_first(messages: Sequence[Message]) -> Iterator[list[Message]]:
-    """The chapter's reverse scan, each unit as it is cut (its `units.unshift(unit)`)."""
+    # 本章的反向扫描，每切出一个单元就交出去（本章是 units.unshift(unit)）
     assistant_for = declaring_assistants(messages)
     index = len(messages) - 1
     while index >= 0:
         message = messages[index]
         if isinstance(message, ToolMessage):
-            # 向前找声明该 toolCallId 的 assistant（the inner search, answered in advance）
+            # 向前找声明该 toolCallId 的 assistant：这里本章向前找；本包预先查好
             assistant_index = assistant_for[index]
-            if assistant_index >= 0:
+            if assistant_index >= 0:  # 从 assistant 一路切到当前 tool，成一个单元
                 yield list(messages[assistant_index : index + 1])
                 index = assistant_index - 1
                 continue
-        yield [message]
+        yield [message]  # 其余消息（和找不到声明者的 tool）单独成单元
         index -= 1
 
 
 def trim_context(messages: Sequence[Message], max_chars: int) -> list[Message]:
-    """The newest whole units within `max_chars`: never an empty or half context."""
-    check_budget(max_chars)
-    kept: list[list[Message]] = []  # whole units, newest first
-    used, start = 0, len(messages)  # estimate_context_chars(kept), as a running total
-    for unit in units_newest_first(messages):  # the chapter's `units.reverse()`
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int):
+        raise TypeError(f"max_chars must be an int, not {type(max_chars).__name__}")
+    kept: list[list[Message]] = []  # 装下的单元，从新到旧
+    used, start = 0, len(messages)  # used 就是 estimate_context_chars(kept)，累加着算
+    for unit in units_newest_first(messages):  # 从最新的单元往前装
         start -= len(unit)
         size = estimate_context_chars(unit, start)
-        if used + size > max_chars:
+        if used + size > max_chars:  # estimateContextChars(unit ∪ kept) 超限？
             if not kept:
                 raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG, size)
-            break
-        kept.append(unit)
+            break  # 已经装了一些：不再往前装
+        kept.append(unit)  # kept.unshift(...unit)
         used += size
     if not kept:
         raise ContextBudgetError(EMPTY_CONTEXT)

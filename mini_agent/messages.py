@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, TypeAlias
 
-from .json_form import JSON, is_array_index, stringify
+from .json_form import JSON, is_array_index, js_length, stringify
 
 Role = Literal["user", "assistant", "tool"]
 _CALL_KEYS = ("id", "name", "input")
@@ -122,8 +122,9 @@ class _MessageBase:
 
     @property
     def record_chars(self) -> int:
-        """Characters of this message's line in a session file, newline included."""
-        return len(self.line) + 1
+        """`JSON.stringify(message).length + 1`: the line in UTF-16 units, as JavaScript
+        counts it (an emoji is 2), and the newline."""
+        return js_length(self.line) + 1
 
 
 @dataclass(frozen=True, init=False)

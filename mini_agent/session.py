@@ -1,180 +1,141 @@
-"""The session on disk: one JSON line per message, appended; loaded strictly, line by line.
+# 注释用中文全角标点，和本章一样
+"""本章的 src/session.ts，写成 Python：`record`、`calls`、`parse_session_message`、
+`load_session`、`append_session`，名字、顺序和分支都是本章的。
 
-Chapter 34, "JSONL 的判别式读取" to "损坏记录的错误路径", in the chapter's order; what the kit adds
-is one call each, into `store` (read the numbered lines; append one line: lock, newline guard,
-roll-back) and `json_form` (exact JSON).
+本包多做的事各是一次调用：`store.read_lines`（带物理行号的行，持共享锁）、`store.append_line`
+（锁、换行守卫、回滚、fsync），`json_form`（与 `JSON.parse`/`JSON.stringify` 逐字节一致）。
+与本章的不同见 docs/ARCHITECTURE.md 的差异表。
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from . import store
 from .json_form import describe_error, error_column, json_type, parse, stringify, stringify_exactly
 from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, to_record
-from .store import INVALID_JSON as INVALID_JSON  # re-exported: the chapter's phrases,
-from .store import INVALID_RECORD as INVALID_RECORD  # the kit's error, its path type
+from .store import INVALID_JSON as INVALID_JSON  # 本章的两句短语、本包的错误类型，从这里导出
+from .store import INVALID_RECORD as INVALID_RECORD
 from .store import PathLike as PathLike
 from .store import SessionFormatError as SessionFormatError
 
 
 def record(value: object) -> dict[str, Any] | None:
-    """The chapter's `record()`: a JSON object (not null, not an array) or `None`."""
+    # 非 null、不是数组的对象才当记录访问字段；JSON 对象在 Python 里是 dict
     return value if isinstance(value, dict) else None
 
 
-def calls(value: object) -> tuple[ToolCall, ...] | None:
-    """The chapter's `calls()`: a list whose every item narrows to an object with str id, str
-    name and an `input` key (any JSON value, `null` included); the calls as written, or `None`."""
-    if not isinstance(value, list):
-        return None
-    tool_calls = []
-    for call in value:
-        item = record(call)
-        if not (
-            item is not None
-            and isinstance(item.get("id"), str)
-            and isinstance(item.get("name"), str)
-            and "input" in item
-        ):
-            return None
-        tool_calls.append(ToolCall.from_record(item))  # the call as written, extra keys too
-    return tuple(tool_calls)
+def calls(value: object) -> TypeGuard[list[dict[str, Any]]]:
+    # 类型守卫：返回 True 时，类型检查器就知道 value 是“每项都是对象”的列表
+    return isinstance(value, list) and all(
+        (item := record(call)) is not None
+        and isinstance(item.get("id"), str)
+        and isinstance(item.get("name"), str)
+        and "input" in item  # input 可以是任意 JSON（包括 null），只要字段存在
+        for call in value
+    )
 
 
 def parse_session_message(value: object) -> Message | None:
-    """The chapter's `parseSessionMessage`: a message, or `None`; it never raises for bad data."""
+    # 合法就返回 Message，不合法就返回 None（本章的 undefined）；从不因为坏数据抛错
     message = discriminate(value)
     return None if isinstance(message, str) else message
 
 
 def discriminate(value: object) -> Message | str:
-    """The one definition of a record: the chapter's checks in its order (the common
-    precondition, then each role's own fields), each `return undefined` saying why."""
+    # parse_session_message 的分支；本章每个 `return undefined`，这里返回一句为什么（报错时用）
     item = record(value)
+    # 公共前提：对象、role 是 string、content 是 string，三个分支共享
     if item is None:
         return f"expected a JSON object, got {json_type(value)}"
-    role, content = item.get("role"), item.get("content")
-    if not isinstance(role, str):
+    if not isinstance(item.get("role"), str):
         return "role must be a string"
-    if not isinstance(content, str):
+    if not isinstance(item.get("content"), str):
         return "content must be a string"
-    if role == "user":
-        return UserMessage(content)
-    if role == "assistant":
-        tool_calls = calls(item.get("toolCalls"))
-        if tool_calls is None:
+    if item["role"] == "user":
+        return UserMessage(item["content"])
+    if item["role"] == "assistant":
+        if not calls(item.get("toolCalls")):
             return "assistant needs toolCalls: an array of {id, name, input}"
-        return AssistantMessage(content, tool_calls)
-    if role == "tool":
+        # toolCalls: item.toolCalls：每个调用原样留下，多余的键也在
+        return AssistantMessage(
+            item["content"], [ToolCall.from_record(c) for c in item["toolCalls"]]
+        )
+    if item["role"] == "tool":
         if not isinstance(item.get("toolCallId"), str):
             return "tool needs toolCallId: a string"
-        if not isinstance(item.get("isError"), bool):
+        if not isinstance(item.get("isError"), bool):  # Python 的 True 也是 int，所以查 bool
             return "tool needs isError: a boolean"
-        return ToolMessage(item["toolCallId"], content, item["isError"])
-    return f"unknown role {stringify(role)}"
+        return ToolMessage(item["toolCallId"], item["content"], item["isError"])
+    return f"unknown role {stringify(item['role'])}"  # 没有兜底：未知 role 落到这里
 
 
 def load_session(path: PathLike) -> list[Message]:
-    """Every message of the session file, or `[]` when the file does not exist; any other OS
-    error propagates. A bad line raises `invalid session JSON at line N` (not JSON) or
-    `invalid session record at line N` (not a message): N is the physical line."""
     try:
-        lines = store.read_lines(path)  # readFile + split("\n") + filter(Boolean), locked
+        # readFile + split("\n").filter(Boolean)，持共享锁；每行带着编辑器里的行号
+        lines = store.read_lines(path)
     except FileNotFoundError:
-        return []  # ENOENT: no file yet, a session that has not started
+        return []  # ENOENT：首次启动，空会话
+    # 其他错误（权限、IO）原样向上抛，不吞
     return parse_session_lines(lines, path)
 
 
 def parse_session_lines(lines: Iterable[tuple[int, str | bytes]], path: PathLike) -> list[Message]:
-    """`load_session` after the read: each non-blank line with its physical number (the line
-    an editor shows; the chapter's `filter(Boolean)` counts only the others), parsed and
-    discriminated; the first bad line raises (a line still in bytes is not UTF-8)."""
+    # load_session 的“逐行 map”：number 是物理行号（空行也算，本章的 filter(Boolean) 不算）
     messages: list[Message] = []
     for number, line in lines:
-        if type(line) is not str:
-            raise not_utf8(line, number, path)  # type: ignore[arg-type]  # still bytes
-        message = parse_line(line, number, path)
-        if message is not None:
-            messages.append(message)
+        if isinstance(line, bytes):  # 不是 UTF-8：本章的 readFile 会把它读成 U+FFFD
+            raise not_utf8(line, number, path)
+        line = line.removesuffix("\r")  # CRLF：JSON.parse 也把行尾的 \r 当空白
+        if not line:
+            continue
+        try:
+            value = parse(line)  # JSON.parse(line)
+        except (ValueError, RecursionError) as err:
+            detail, column = describe_error(err), error_column(err)
+            raise SessionFormatError(INVALID_JSON, path, number, detail, column) from err
+        message = discriminate(value)  # parseSessionMessage(value) ?? throw
+        if isinstance(message, str):
+            raise SessionFormatError(INVALID_RECORD, path, number, message)
+        messages.append(message)
     return messages
 
 
 READS_AS_GBK = "it reads as GBK (Notepad's ANSI on Chinese Windows): save it as UTF-8"
 
 
-def _reads_as_gbk(line: bytes) -> bool:
-    """Plausibly a line saved as GBK: it decodes as GBK (random bytes seldom do)."""
-    try:
-        line.decode("gbk")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def not_utf8(line: bytes, number: int, path: PathLike) -> SessionFormatError:
-    """The error for line `number` that is not UTF-8: the column, in characters, where it breaks."""
+    # 第 number 行不是 UTF-8：报出断在第几列（按字符数）；读得通 GBK 时说该怎么办
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as err:
         column = len(line[: err.start].decode("utf-8")) + 1
         detail = f"not UTF-8 at column {column}"
-        if _reads_as_gbk(line):  # as the BOM's detail does, say what to do
+        try:
+            line.decode("gbk")  # 随机字节很少读得通 GBK
             detail += f"; {READS_AS_GBK}"
+        except UnicodeDecodeError:
+            pass
         error = SessionFormatError(INVALID_JSON, path, number, detail, column)
-        error.__cause__ = err  # as `raise … from err` would
+        error.__cause__ = err
         return error
     raise ValueError("this line is UTF-8")
 
 
-def parse_line(line: str, number: int, path: PathLike) -> Message | None:
-    """One line of a session file: its message, `None` for a blank line, or the error."""
-    line = line.removesuffix("\r")
-    if not line:
-        return None
-    try:
-        value = parse(line)  # JSON.parse(line)
-    except (ValueError, RecursionError) as err:
-        detail, column = describe_error(err), error_column(err)
-        raise SessionFormatError(INVALID_JSON, path, number, detail, column) from err
-    message = discriminate(value)  # parseSessionMessage(value) ?? throw
-    if isinstance(message, str):
-        raise SessionFormatError(INVALID_RECORD, path, number, message)
-    return message
-
-
-def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
-    """`load_session` of a text already read: split on "\\n" only (`splitlines()` splits
-    inside JSON strings too), blank lines skipped but counted."""
-    messages: list[Message] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        message = parse_line(line, number, path) if line else None
-        if message is not None:
-            messages.append(message)
-    return messages
-
-
-def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
-    """`load_session` of a file's bytes already read."""
-    return parse_session_lines(store.split_lines((data,)), path)
-
-
 def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> None:
-    """The chapter's `appendSession`: `JSON.stringify(message)` and a newline, appended — safely,
-    in one call into the store. If it raises, the record is not in the file, unless
-    `store.written_anyway(error)`."""
-    line = _stringify_checked(message)  # JSON.stringify(message)
-    store.append_line(path, line, fsync, parse_session_bytes)  # appendFile(path, `${line}\n`)
-
-
-def _stringify_checked(message: Message) -> str:
-    """`JSON.stringify(message)`, after checking that a later load gives this message back."""
+    # appendFile(path, `${JSON.stringify(message)}\n`)：一条消息一行，追加到末尾；
+    # 锁、换行守卫、回滚都在 store 里。抛错时记录不在文件里，除非 store.written_anyway(error)
     strings_only = not (isinstance(message, AssistantMessage) and message.tool_calls)
     line, exact = stringify_exactly(to_record(message), known_plain=strings_only)
-    if not exact and parse_session_message(parse(line)) != message:
+    if not exact and parse_session_message(parse(line)) != message:  # 读回来会变样：不写
         raise ValueError(
             f"refusing to append this {message.role} message: it would not load back unchanged: "
             "a tuple, a non-str key, a surrogate pair as two code points (see js_string)?"
         )
-    return line
+    store.append_line(path, line, fsync, parse_session_bytes)
+
+
+def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
+    # 已经读到手的字节（store 查最后一行、repair 时用：store 只懂字节和文件，不懂消息）
+    return parse_session_lines(store.split_lines((data,)), path)

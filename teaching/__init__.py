@@ -4,8 +4,8 @@
 - `views`: sessions, units, trims, the scan and runs as HTML and plain text;
   `trace`: the chapter's reverse scan, step by step; `explorers` (+ `explorer_logic`): widgets;
 - `book`: the chapter's own text — its TypeScript excerpts, 老z's drawings, its tables and
-  the tests it names (the chapter's code transcribed into Python is `mini_agent.chapter`,
-  the chapter-faithful answer every exercise check accepts);
+  the tests it names (the chapter's code in Python is `mini_agent`'s `session`, `context`
+  and `agent`); `chapter_variants`: the two places the chapter's own way is graded right too;
 - `source`: `show_source`, the chapter's code with its Python beside it;
   `acceptance`: 07's 阶段验收; `extras`: what 08 needs beyond `kit.py lab`;
 - `exercises`: one-call checks of a reader's answers; `buggy`: wrong `record()`s to find;

@@ -3,9 +3,9 @@
 老z's drawings and the chapter's tables, exactly as printed (tests/test_chapter_module.py
 checks them against the chapter's text byte for byte).
 
-One place for these quotes: a notebook shows `book.CALLS` beside `mini_agent.chapter.session.calls`,
+One place for these quotes: a notebook shows `book.CALLS` beside `mini_agent.session.calls`,
 or `book.RESPONSIBILITY.beside("本包", [...])` with a column the package fills in live. (The
-chapter's code transcribed into Python is `mini_agent.chapter`; this module is only its text.)
+chapter's code in Python is `mini_agent`'s `session`, `context` and `agent`; this is its text.)
 """
 
 from __future__ import annotations

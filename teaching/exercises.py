@@ -40,14 +40,11 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from mini_agent.agent import run_agent
-from mini_agent.chapter import context as chapter_context
-from mini_agent.chapter import session as chapter_session
 from mini_agent.context import ContextBudgetError
 from mini_agent.context import context_units as _context_units
 from mini_agent.context import estimate_context_chars as _estimate_context_chars
 from mini_agent.context import trim_context as _trim_context
 from mini_agent.glosses import gloss_shown, gloss_text
-from mini_agent.json_form import js_length
 from mini_agent.messages import (
     AssistantMessage,
     Message,
@@ -70,6 +67,7 @@ from mini_agent.visible import visible_html, visible_line, visible_text
 
 from . import demo06
 from .buggy import Record
+from .chapter_variants import chapter_load_session, chapter_stringify
 from .mistakes import like_a_typescript_literal, units_earliest_declarer
 from .samples import chapter_picture
 from .style import page, palette
@@ -469,16 +467,15 @@ def _parse_why(expected: Outcome, got: Outcome, checked: Outcome) -> str:
 
 
 def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
-    """The reader's `parse_session_message(value)` against the package's and the chapter's
-    (`chapter_session`), on parsed JSON: an answer that agrees with either passes.
+    """The reader's `parse_session_message(value)` against the package's, on parsed JSON.
 
     The answer runs with constructors that check nothing (`with_unchecked_messages`), as the
     chapter's object literals do: its own checks are what the exercise asks for; calling the
-    package's or the chapter's `parse_session_message` instead raises `CalledTheAnswer`. It also runs
+    package's `parse_session_message` instead raises `CalledTheAnswer`. It also runs
     with the kit's, so that a FAIL can say when their `TypeError` was standing in for a check.
     """
     cases = [(name, (json.loads(line),)) for name, line in parse_cases()]
-    answers = (parse_session_message, chapter_session.parse_session_message)
+    answers = (parse_session_message,)
     unchecked, guarded = with_unchecked_messages(fn, answers), in_exercise(fn, answers)
     checked: list[Outcome] = []
 
@@ -490,7 +487,7 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
         "parse_session_message",
         theirs,
         parse_session_message,
-        chapter_session.parse_session_message,
+        parse_session_message,
         cases,
         _strictly_equal,
         _should,
@@ -672,7 +669,7 @@ def _key_notes(ours: Any, theirs: Any) -> list[str]:
     return notes
 
 
-@_guarded(record_line, chapter_session.json_stringify)
+@_guarded(record_line, chapter_stringify)
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
     package's line, or the chapter's `JSON.stringify` (NaN written as null). A line that
@@ -684,7 +681,7 @@ def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
         "record_line",
         fn,
         record_line,
-        chapter_session.json_stringify,
+        chapter_stringify,
         cases,
         _same_or_both_refused,
         _any_refusal,
@@ -766,10 +763,10 @@ def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
     return words().lone_carriage_return if split_at_cr and line_one else ""
 
 
-@_guarded(load_session, chapter_session.load_session)
+@_guarded(load_session, chapter_load_session)
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `load_session(path)`: files written here, compared with the package's and
-    the chapter's (`chapter_session`: `split("\\n").filter(Boolean)` numbers non-blank lines).
+    the chapter's (`chapter_load_session`: `split("\\n").filter(Boolean)` numbers non-blank lines).
 
     A format error passes when the reader's message starts with the chapter's phrase and the
     same line number as either; the temp directory never appears in the report.
@@ -788,7 +785,7 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             "load_session",
             fn,
             load_session,
-            chapter_session.load_session,
+            chapter_load_session,
             cases,
             _same_load,
             _load_expectation,
@@ -816,7 +813,7 @@ def _one_numbering(fn: Callable[[Any], Any], cases: Sequence[tuple[Any, ...]]) -
         ways.append(
             {
                 way
-                for way, right in (("kit", load_session), ("chapter", chapter_session.load_session))
+                for way, right in (("kit", load_session), ("chapter", chapter_load_session))
                 if _same_load(outcome_of(right, *args), got)
             }
         )
@@ -1037,7 +1034,7 @@ def _message_expectation(expected: Outcome) -> str:
     return _should(expected)
 
 
-@_guarded(_context_units, chapter_context.context_units)
+@_guarded(_context_units)
 def check_context_units(
     function: Callable[[Sequence[Message]], Any], *, linear: bool = False
 ) -> CheckReport:
@@ -1190,7 +1187,7 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
     ]
 
 
-@_guarded(_estimate_context_chars, chapter_context.estimate_context_chars)
+@_guarded(_estimate_context_chars)
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
     each message (compact, non-ASCII as written), plus a separator overhead.
@@ -1199,8 +1196,8 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     between messages, after each, or an array's brackets and commas); the report's note says
     which one the reader chose on the chapter's picture, beside the package's (one newline per
     message, so the estimate is the session file's length). "Length" passes counted either
-    way: in code points (Python's `len`, the package) or in UTF-16 units (JavaScript's
-    `.length`, the chapter), a note saying so where the two differ. Bytes, ASCII escapes,
+    way: in UTF-16 units (JavaScript's `.length`: the chapter and the package) or in code
+    points (Python's `len`), a note saying so where the two differ. Bytes, ASCII escapes,
     spaces after `:` and `,`, no separator at all, or a float still fail; when one of
     json.dumps' defaults or UTF-8 bytes explains every failed case, their details say which. A message that cannot
     be serialized must raise an error that names its index, as the chapter says.
@@ -1221,13 +1218,13 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             results.append(CheckResult(name, named, detail))
             continue
         count = len(history)
-        lines = expected[1] - count  # the JSON.stringify lengths alone, in code points
-        utf16 = sum(js_length(record_line(message)) for message in history)  # in UTF-16 units
+        lines = expected[1] - count  # the JSON.stringify lengths alone, in UTF-16 units
+        points = sum(len(record_line(message)) for message in history)  # in code points
         allowed = separator_readings(count)
         value = got[1]
         counted = got[0] == "value" and isinstance(value, int) and not isinstance(value, bool)
-        in_code_points = counted and value - lines in allowed
-        in_utf16 = counted and not in_code_points and value - utf16 in allowed
+        in_utf16 = counted and value - lines in allowed
+        in_code_points = counted and not in_utf16 and value - points in allowed
         detail = ""
         if in_code_points or in_utf16:
             pass
@@ -1237,17 +1234,17 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
             if counted:
                 forms[len(results)] = _forms_of(history, lines, value, allowed)
-        if in_utf16:
-            # like with like: the reader's separators, counted in code points
-            notes.append(f"{name}：{w.counted_utf16_units(value, value - (utf16 - lines))}")
+        if in_code_points:
+            # like with like: the reader's separators, counted in UTF-16 units
+            notes.append(f"{name}：{w.counted_code_points(value, value + (lines - points))}")
         if (in_code_points or in_utf16) and count > 1:
-            overhead = value - (lines if in_code_points else utf16)
+            overhead = value - (lines if in_utf16 else points)
             notes.append(f"{name}（{count} 条消息）：{_separator_note(count, overhead)}")
         results.append(CheckResult(name, in_code_points or in_utf16, detail))
     return CheckReport(w.estimate_title, tuple(_with_form_notes(results, forms)), tuple(notes))
 
 
-@_guarded(_trim_context, chapter_context.trim_context)
+@_guarded(_trim_context)
 def check_trim_context(
     function: Callable[[Sequence[Message], int], Any], *, linear: bool = False
 ) -> CheckReport:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from mini_agent.chapter.session import calls, record
 from mini_agent.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from mini_agent.session import calls, record
 
 _M = TypeVar("_M", UserMessage, AssistantMessage, ToolMessage, ToolCall)
 
@@ -26,7 +26,7 @@ def like_a_typescript_literal(kind: type[_M], **fields: Any) -> _M:
 
 
 def parse_with_precondition_in_user_branch(value: object) -> Message | None:
-    """错误一：公共前提里 content 的检查挪进了 user 分支（其余同照搬本章的版本），
+    """错误一：公共前提里 content 的检查挪进了 user 分支（其余同本章），
     assistant 和 tool 分支再也不查 content。like_a_typescript_literal 像 TypeScript 的对象字面量
     那样照单全收：本包的消息构造函数会当场拒绝不是字符串的 content，错误就看不见了。"""
     item = record(value)
@@ -55,7 +55,7 @@ def parse_with_precondition_in_user_branch(value: object) -> Message | None:
 def _units_with(
     messages: Sequence[Message], joins: Any, earliest: bool = False
 ) -> list[list[Message]]:
-    """`mini_agent.chapter.context.context_units` with its `assistantIndex >= 0` test replaced
+    """the chapter's unit scan (its backward search, as tests/chapter_reference.py has it) with its `assistantIndex >= 0` test replaced
     (and, with `earliest`, its backward search for the declaring assistant run forwards)."""
     units: list[list[Message]] = []
     index = len(messages) - 1

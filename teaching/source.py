@@ -1,4 +1,4 @@
-"""The chapter's code beside its Python: `show_source(book.CALLS, chapter_session.calls)`.
+"""The chapter's code beside its Python: `show_source(book.CALLS, session.calls)`.
 
 A reader sees the chapter's TypeScript first and the function as it is in the package beside
 it (`inspect.getsource`, so it can never drift from the code that runs), and reads what differs.
@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from unicodedata import east_asian_width
 
-from mini_agent.chapter import agent as chapter_agent
-from mini_agent.chapter import context as chapter_context
-from mini_agent.chapter import session as chapter_session
+from mini_agent import agent, context, session
 from mini_agent.visible import visible_html, visible_text
 
 from .book import Excerpt
@@ -58,32 +56,35 @@ def _path(function: Callable[..., Any]) -> str:
     return function.__module__.replace(".", "/") + ".py"
 
 
-TRANSCRIBED = "照搬本章的 Python"
-"""A twin of code the chapter prints (`calls()`, `appendSession()`, the unit scan)."""
+TRANSCRIBED = "本章的代码，写成 Python"
+"""Code the chapter prints (`calls()`, `appendSession()`, the unit scan), in the package."""
 FROM_A_DRAWING = "照老z 的图写的 Python"
 FROM_THE_WORDS = "照本章文字写的 Python"
+CHAPTER_FILES = ("mini_agent.session", "mini_agent.context", "mini_agent.agent")
 
 FROM_THE_CHAPTER: dict[Callable[..., Any], tuple[str, str]] = {
     # the chapter prints the four branches; the precondition and isError are in its words
-    chapter_session.parse_session_message: (TRANSCRIBED, "公共前提和 isError 照正文补上"),
+    session.discriminate: (TRANSCRIBED, "公共前提和 isError 照正文补上；每个 undefined 说出为什么"),
     # the chapter draws these and prints none of their code
-    chapter_session.load_session: (FROM_A_DRAWING, ""),
-    chapter_context.trim_context: (FROM_A_DRAWING, ""),
-    chapter_agent.run_agent: (FROM_A_DRAWING, ""),
+    session.load_session: (FROM_A_DRAWING, ""),
+    session.parse_session_lines: (FROM_A_DRAWING, "“逐行 map”那一段"),
+    context.trim_context: (FROM_A_DRAWING, ""),
+    agent.run_agent: (FROM_A_DRAWING, ""),
     # the chapter only says "再加分隔开销", not how much
-    chapter_context.estimate_context_chars: (FROM_THE_WORDS, "分隔开销取每条 +1"),
+    context.estimate_context_chars: (FROM_THE_WORDS, "分隔开销取每条 +1"),
 }
-"""What a twin in `mini_agent.chapter` is, and a note, where it is not a plain transcription
-of printed code: the one place a panel's title says so (`TRANSCRIBED` for the rest)."""
+"""What a function of the chapter's files is, and a note, where it is not a plain
+transcription of printed code: the one place a panel's title says so (`TRANSCRIBED` for the
+rest of `CHAPTER_FILES`)."""
 
 
 def _title(function: Callable[..., Any], part: str | None) -> str:
-    """Whose code this is: the chapter's twin (`mini_agent.chapter`, titled by what the chapter
-    gives of it: code, a drawing or words); a deliberate mistake; or the kit's own
-    implementation (本包, and only there)."""
+    """Whose code this is: the chapter's (in its files of the package, titled by what the
+    chapter gives of it: code, a drawing or words); a deliberate mistake; the package's own
+    machinery (本包); or the notebooks' example."""
     module = function.__module__
     who, note = "本包的实现", ""
-    if module.startswith("mini_agent.chapter."):
+    if module in CHAPTER_FILES:
         who, note = FROM_THE_CHAPTER.get(function, (TRANSCRIBED, ""))
     elif module.rsplit(".", 1)[-1] in ("mistakes", "buggy"):
         who = "故意写错的版本"

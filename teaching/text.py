@@ -302,11 +302,10 @@ class Words(ListingWords):
     # --- 05 练习一: what the estimate counts ----------------------------------------------
     estimate_title: str = "estimate_context_chars（字符按码点数或按 UTF-16 码元数，都算对）"
 
-    def counted_utf16_units(self, got: int, kit: int) -> str:
+    def counted_code_points(self, got: int, kit: int) -> str:
         return (
-            f"你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 {got}；"
-            f"本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，同样的分隔开销下得到 {kit}。两种都算对，也都不是"
-            " token；本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
+            f"你数的是 Python 的字符（码点，len(str)），😀 算 1 个，得到 {got}；本章 TypeScript 的 .length "
+            f"和本包数的是 UTF-16 码元，😀 算 2 个，同样的分隔开销下得到 {kit}。两种都算对，也都不是 token"
         )
 
     def separator_choices(self, lines: int, readings: dict[int, str]) -> str:

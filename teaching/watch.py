@@ -9,8 +9,14 @@ from pathlib import Path
 
 from mini_agent.messages import Message
 from mini_agent.model_client import ModelClient, StreamEvent
-from mini_agent.session import PathLike, parse_session_text
+from mini_agent.session import PathLike, parse_session_lines
 from mini_agent.tools import Tool
+
+
+def parse_session_text(text: str, path: PathLike = "<text>") -> list[Message]:
+    """What `load_session` gives for a file holding `text` (split on "\\n" only, as the store
+    splits; `splitlines()` would split inside JSON strings too)."""
+    return parse_session_lines(enumerate(text.split("\n"), start=1), path)
 
 
 def file_lines(path: PathLike) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from mini_agent import (
     load_session,
     run_agent,
 )
-from mini_agent.agent import AgentResult, AgentTurnLimitError
+from mini_agent.agent import INTERRUPTED, AgentResult, AgentTurnLimitError, interrupted_results
 from mini_agent.context import SMALLEST_UNIT_TOO_BIG
 from mini_agent.json_form import JSON
 from mini_agent.model_client import (
@@ -35,7 +35,6 @@ from mini_agent.model_client import (
     ToolCallEvent,
     collect_reply,
 )
-from mini_agent.open_calls import INTERRUPTED, interrupted_results
 from mini_agent.session import record
 from mini_agent.tools import as_object
 

@@ -39,7 +39,7 @@ from mini_agent import (
     run_agent,
     store,
 )
-from mini_agent.open_calls import INTERRUPTED
+from mini_agent.agent import INTERRUPTED
 
 from .platforms import SIGNALS_AND_RLIMITS, posix_only
 

@@ -21,21 +21,20 @@ from mini_agent import (
     ToolCall,
     ToolMessage,
     UserMessage,
+    agent,
+    context,
     context_units,
     load_session,
     parse_session_message,
+    session,
+    store,
 )
-from mini_agent.chapter import agent as chapter_agent
-from mini_agent.chapter import session as chapter_session
-from mini_agent.chapter.context import context_units as literal_units
-from mini_agent.chapter.context import estimate_context_chars as chapter_estimate
-from mini_agent.chapter.context import trim_context as chapter_trim
-from mini_agent.session import calls
 from teaching import book, mistakes
 from teaching.errors import NoErrorRaised, show_error
-from teaching.source import FROM_THE_CHAPTER, MIN_COLUMN, show_source, source_of
+from teaching.source import CHAPTER_FILES, FROM_THE_CHAPTER, MIN_COLUMN, show_source, source_of
 from teaching.text import words
 from teaching.unprivileged import run_unprivileged
+from tests.chapter_reference import context_units as literal_units
 
 from .platforms import FORK_AND_SETUID, posix_only
 
@@ -186,14 +185,14 @@ def test_beside_adds_one_column_and_refuses_a_wrong_count() -> None:
 
 
 def test_source_view_shows_the_chapter_first_and_its_python_beside_it() -> None:
-    view = show_source(book.CALLS, chapter_session.calls, calls)
+    view = show_source(book.CALLS, session.calls, mistakes.parse_with_precondition_in_user_branch)
     text = repr(view)
     assert text.index("function calls(value: unknown)") < text.index("def calls(value: object)")
     titles = re.findall(r"^── (.+) ──$", text, re.M)
     assert titles == [
         "本章 src/session.ts：calls()",
-        "照搬本章的 Python（mini_agent/chapter/session.py）：calls",
-        "本包的实现（mini_agent/session.py）：calls",
+        "本章的代码，写成 Python（mini_agent/session.py）：calls",
+        "故意写错的版本（teaching/mistakes.py）：parse_with_precondition_in_user_branch",
     ]
     html = view._repr_html_()
     assert "display:grid" in html and "&quot;input&quot; in item" in html
@@ -203,29 +202,26 @@ def test_source_view_shows_the_chapter_first_and_its_python_beside_it() -> None:
     )
 
 
-def test_a_folded_view_keeps_the_chapter_open_and_closes_its_twins() -> None:
-    view = show_source(book.CALLS, chapter_session.calls, calls, folded=True)
+def test_a_folded_view_keeps_the_chapter_open_and_closes_the_python() -> None:
+    view = show_source(book.CALLS, session.calls, folded=True)
     html = view._repr_html_()
-    assert html.count("<details>") == 2  # the twin and the kit's, not the chapter's
-    chapter, *twins = html.split("<details>")
+    assert html.count("<details>") == 1  # the Python, not the chapter's
+    chapter, python = html.split("<details>")
     assert "function calls(value: unknown)" in chapter and "def calls" not in chapter
-    assert all(words().folded_twin in twin and "def calls" in twin for twin in twins)
-    assert repr(view) == repr(show_source(book.CALLS, chapter_session.calls, calls))
+    assert words().folded_twin in python and "def calls" in python
+    assert repr(view) == repr(show_source(book.CALLS, session.calls))
 
 
-EXERCISED_TWINS = {  # the notebook, and the twins its exercises ask the reader to write
-    "01_discriminated_parsing.ipynb": (
-        "chapter_session.parse_session_message",
-        "chapter_session.calls",
-    ),
-    "03_corrupted_records.ipynb": ("chapter_session.load_session",),
-    "04_context_units.ipynb": ("chapter_units",),
-    "05_character_budget.ipynb": ("chapter_trim",),
+EXERCISED = {  # the notebook, and the functions its exercises ask the reader to write
+    "01_discriminated_parsing.ipynb": ("session.discriminate", "session.calls"),
+    "03_corrupted_records.ipynb": ("session.load_session",),
+    "04_context_units.ipynb": ("context.units_newest_first",),
+    "05_character_budget.ipynb": ("context.trim_context",),
 }
 
 
-@pytest.mark.parametrize("name", EXERCISED_TWINS)
-def test_a_twin_an_exercise_asks_for_is_folded_wherever_it_is_shown(name: str) -> None:
+@pytest.mark.parametrize("name", EXERCISED)
+def test_code_an_exercise_asks_for_is_folded_wherever_it_is_shown(name: str) -> None:
     book_cells = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))["cells"]
     calls = [
         line
@@ -234,29 +230,29 @@ def test_a_twin_an_exercise_asks_for_is_folded_wherever_it_is_shown(name: str) -
         for line in "".join(cell["source"]).splitlines()
         if line.startswith(("show_source(", "display(show_source("))
     ]
-    for twin in EXERCISED_TWINS[name]:
-        shown = [line for line in calls if re.search(rf"[(,] ?{re.escape(twin)}[,)]", line)]
-        assert shown, f"{name} never shows {twin}"
+    for function in EXERCISED[name]:
+        shown = [line for line in calls if re.search(rf"[(,] ?{re.escape(function)}[,)]", line)]
+        assert shown, f"{name} never shows {function}"
         assert all("folded=True" in line for line in shown), shown
 
 
-def test_a_twin_is_titled_by_what_the_chapter_gives_of_it() -> None:
+def test_the_chapters_python_is_titled_by_what_the_chapter_gives_of_it() -> None:
     def title(function: Callable[..., Any]) -> str:
         titles: list[str] = re.findall(r"^── (.+) ──$", repr(show_source(function)), re.M)
         return titles[0]
 
-    # code the chapter prints, transcribed
-    assert title(chapter_session.calls).startswith("照搬本章的 Python（")
-    assert title(chapter_session.append_session).startswith("照搬本章的 Python（")
-    assert title(literal_units).startswith("照搬本章的 Python（")
+    # code the chapter prints
+    for printed in (session.calls, session.append_session, context.units_newest_first):
+        assert title(printed).startswith("本章的代码，写成 Python（"), printed
     # what it only draws, or only says
-    for drawn in (chapter_session.load_session, chapter_trim, chapter_agent.run_agent):
+    for drawn in (session.load_session, context.trim_context, agent.run_agent):
         assert title(drawn).startswith("照老z 的图写的 Python（"), drawn
-    assert title(chapter_estimate) == (
-        "照本章文字写的 Python（mini_agent/chapter/context.py）：estimate_context_chars"
-        "（分隔开销取每条 +1）"
+    assert title(context.estimate_context_chars) == (
+        "照本章文字写的 Python（mini_agent/context.py）：estimate_context_chars（分隔开销取每条 +1）"
     )
-    assert all(f.__module__.startswith("mini_agent.chapter.") for f in FROM_THE_CHAPTER)
+    # the package's own machinery, beyond the chapter's files
+    assert title(store.append_line).startswith("本包的实现（mini_agent/store.py）")
+    assert all(f.__module__ in CHAPTER_FILES for f in FROM_THE_CHAPTER)
 
 
 def test_a_drawing_is_titled_as_lao_z_s_never_as_a_file() -> None:
@@ -279,12 +275,12 @@ def test_a_drawing_is_titled_as_lao_z_s_never_as_a_file() -> None:
 
 
 def test_source_of_a_nested_block_stops_at_its_end() -> None:
-    record = source_of(chapter_agent.run_agent, part="def record")
+    record = source_of(agent.run_agent, part="def record")
     assert record.splitlines()[0] == "def record(message: Message) -> None:"
-    assert "append_session(session_path, message)" in record
+    assert "append_session(session_path, message, fsync=fsync)" in record
     assert "UserMessage(prompt)" not in record
     with pytest.raises(ValueError, match="0 blocks"):
-        source_of(chapter_agent.run_agent, part="def nowhere")
+        source_of(agent.run_agent, part="def nowhere")
 
 
 def test_show_error_shows_the_expected_error(tmp_path: Path) -> None:

@@ -20,8 +20,9 @@ from mini_agent import (
     estimate_context_chars,
     trim_context,
 )
-from mini_agent.chapter.context import context_units as literal_units
-from mini_agent.chapter.context import trim_context as literal_trim
+from mini_agent.json_form import js_length
+from tests.chapter_reference import context_units as literal_units
+from tests.chapter_reference import trim_context as literal_trim
 
 from .helpers import multi_tool_history
 
@@ -41,22 +42,17 @@ def test_estimate_equals_the_characters_in_the_session_file(tmp_path: Path) -> N
     history: list[Message] = [*multi_tool_history(), UserMessage("中文 and emoji 😀 \ud800")]
     for message in history:
         append_session(path, message)
-    assert estimate_context_chars(history) == len(path.read_text(encoding="utf-8"))
+    assert estimate_context_chars(history) == js_length(path.read_text(encoding="utf-8"))
 
 
 def test_estimate_of_nothing_is_zero() -> None:
     assert estimate_context_chars([]) == 0
 
 
-def test_estimate_counts_code_points_not_utf16_units_or_bytes() -> None:
+def test_estimate_counts_utf16_units_as_javascript_not_code_points_or_bytes() -> None:
     base = estimate_context_chars([UserMessage("")])
-    assert estimate_context_chars([UserMessage("😀")]) == base + 1  # JavaScript would say 2
+    assert estimate_context_chars([UserMessage("😀")]) == base + 2  # Python's len would say 1
     assert estimate_context_chars([UserMessage("中")]) == base + 1  # UTF-8 would say 3
-
-
-def test_estimate_is_additive() -> None:
-    history = multi_tool_history()
-    assert estimate_context_chars(history) == sum(estimate_context_chars([m]) for m in history)
 
 
 @pytest.mark.parametrize(

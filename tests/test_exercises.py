@@ -23,8 +23,9 @@ from mini_agent import (
     parse_session_message,
     to_record,
 )
-from mini_agent.chapter import session as chapter_session
+from mini_agent import session as session_module
 from mini_agent.messages import record_line
+from teaching.chapter_variants import chapter_load_session, chapter_stringify
 from teaching.exercises import (
     _LONE_CR,
     CALLS_CASES,
@@ -189,11 +190,6 @@ def test_the_packages_parser_and_a_faithful_reader_pass_every_row() -> None:
     assert check_parse_session_message(reader_parse).ok
 
 
-def test_the_chapters_literal_parser_passes_every_row() -> None:
-    # chapter_session is the chapter's session.ts transcribed: graded by the chapter, it passes
-    assert check_parse_session_message(chapter_session.parse_session_message).ok
-
-
 def chapter_shaped_parse(value: Any) -> Message | None:
     """01's exercise as its notebook asks for it: the chapter's if-chain, the common
     precondition first and once, then a dispatch on role (90_solutions' answer)."""
@@ -204,7 +200,7 @@ def chapter_shaped_parse(value: Any) -> Message | None:
         return None
     if item["role"] == "user":
         return UserMessage(item["content"])
-    if item["role"] == "assistant" and chapter_session.calls(item.get("toolCalls")):
+    if item["role"] == "assistant" and session_module.calls(item.get("toolCalls")):
         tool_calls = [ToolCall(c["id"], c["name"], c["input"]) for c in item["toolCalls"]]
         return AssistantMessage(item["content"], tool_calls)
     if (
@@ -227,7 +223,7 @@ def guarded_match_parse(value: Any) -> Message | None:
     match item:
         case {"role": "user"}:
             return UserMessage(content)
-        case {"role": "assistant", "toolCalls": list(raw)} if chapter_session.calls(raw):
+        case {"role": "assistant", "toolCalls": list(raw)} if session_module.calls(raw):
             return AssistantMessage(
                 content, [ToolCall(c["id"], c["name"], c["input"]) for c in raw]
             )
@@ -247,7 +243,7 @@ def test_content_checked_in_every_case_but_one_fails_the_row_the_chapters_table_
     def forgot_one(value: Any) -> Message | None:
         match value:
             case {"role": "assistant", "content": content, "toolCalls": list(raw)} if (
-                chapter_session.calls(raw)
+                session_module.calls(raw)
             ):
                 return AssistantMessage(
                     content, [ToolCall(c["id"], c["name"], c["input"]) for c in raw]
@@ -353,9 +349,9 @@ def test_a_try_except_around_the_constructors_fails_and_is_told_so() -> None:
     details = [result.detail for result in report.results if not result.passed]
     assert len(details) >= 8
     assert all(detail.endswith(words().leaning_on_constructors) for detail in details)
-    # the right answers still pass: 90's if-chain and the chapter's literal transcription
+    # the right answers still pass: 90's if-chain and the package's own (the chapter's code)
     assert check_parse_session_message(chapter_shaped_parse).ok
-    assert check_parse_session_message(chapter_session.parse_session_message).ok
+    assert check_parse_session_message(session_module.parse_session_message).ok
 
 
 def dict_parse(value: Any) -> Any:
@@ -387,8 +383,8 @@ def calls_the_packages_parser(value: Any) -> Message | None:
     return parse_session_message(value)
 
 
-def calls_the_chapters_parser(value: Any) -> Message | None:
-    return chapter_session.parse_session_message(value)  # a module's attribute, not a name
+def calls_the_parser_by_its_module(value: Any) -> Message | None:
+    return session_module.parse_session_message(value)  # a module's attribute, not a name
 
 
 HINTS = {  # a planted wrong answer, and the one hint its FAILs carry
@@ -397,7 +393,7 @@ HINTS = {  # a planted wrong answer, and the one hint its FAILs carry
     "isError int": (int_is_error_parse, "is_error_int"),
     "content unchecked": (content_unchecked_parse, "unchecked_field"),
     "the package's parser": (calls_the_packages_parser, "called_the_answer"),
-    "the chapter's parser": (calls_the_chapters_parser, "called_the_answer"),
+    "the parser by its module": (calls_the_parser_by_its_module, "called_the_answer"),
 }
 HINT_NAMES = sorted({name for _, name in HINTS.values()})
 
@@ -433,19 +429,19 @@ def test_a_dict_for_a_message_is_told_what_the_kit_builds_instead() -> None:
 
 def test_an_answer_that_calls_the_function_it_should_write_fails_every_row() -> None:
     # `return parse_session_message(value)` would pass every row: it is the package's answer
-    for answer in (calls_the_packages_parser, calls_the_chapters_parser):
+    for answer in (calls_the_packages_parser, calls_the_parser_by_its_module):
         report = check_parse_session_message(answer)
         assert not any(result.passed for result in report.results)
         assert all(r.detail.endswith(words().called_the_answer) for r in report.results)
-    assert chapter_session.parse_session_message(json.loads('{"role":"user","content":"x"}'))
+    assert session_module.parse_session_message(json.loads('{"role":"user","content":"x"}'))
 
 
 def test_checking_with_unchecked_constructors_leaves_the_readers_names_alone() -> None:
     before = dict(globals())
     check_parse_session_message(shortcut_parse)
-    check_parse_session_message(calls_the_chapters_parser)
+    check_parse_session_message(calls_the_parser_by_its_module)
     assert globals() == before
-    assert vars(chapter_session)["parse_session_message"].__module__ == chapter_session.__name__
+    assert vars(session_module)["parse_session_message"].__module__ == session_module.__name__
     assert UserMessage is mini_agent.UserMessage and ToolCall is mini_agent.ToolCall
     with pytest.raises(TypeError):
         UserMessage(None)  # type: ignore[arg-type]  # the kit's constructors still check
@@ -531,9 +527,9 @@ def test_the_packages_record_line_and_a_faithful_reader_pass_every_case() -> Non
 
 def test_the_chapters_json_stringify_passes_nan_written_as_null() -> None:
     # JSON.stringify writes NaN as null; the kit refuses it: both answers pass
-    assert check_record_line(chapter_session.json_stringify).ok
+    assert check_record_line(chapter_stringify).ok
     (message,) = [m for name, m in record_line_cases() if "NaN" in name]
-    assert chapter_session.json_stringify(message).endswith('"input":null}]}')
+    assert chapter_stringify(message).endswith('"input":null}]}')
 
 
 @pytest.mark.parametrize("name", WRONG_LINES)
@@ -812,7 +808,7 @@ def test_physical_lines_for_one_error_and_non_blank_lines_for_the_other_fail() -
 def test_the_chapters_line_count_passes() -> None:
     # split("\n").filter(Boolean) numbers non-blank lines: the chapter's way is not a bug
     assert check_load_session(lambda path: reader_load(path, "logical line numbers")).ok
-    assert check_load_session(chapter_session.load_session).ok
+    assert check_load_session(chapter_load_session).ok
 
 
 def test_a_wrong_line_number_names_both_right_answers() -> None:

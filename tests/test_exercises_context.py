@@ -24,13 +24,10 @@ from mini_agent import (
     to_record,
     trim_context,
 )
-from mini_agent.chapter import session as chapter_session
-from mini_agent.chapter.context import context_units as literal_units
-from mini_agent.chapter.context import estimate_context_chars as literal_estimate
-from mini_agent.chapter.context import trim_context as literal_trim
 from mini_agent.messages import record_line
 from mini_agent.session import PathLike
 from teaching import buggy, demo06
+from teaching.chapter_variants import chapter_load_session, chapter_stringify
 from teaching.exercises import (
     RECORD_CHAPTER_ORDER_NOTE,
     CheckReport,
@@ -47,6 +44,9 @@ from teaching.exercises import (
 )
 from teaching.samples import chapter_picture
 from teaching.text import words
+from tests.chapter_reference import context_units as literal_units
+from tests.chapter_reference import estimate_context_chars as literal_estimate
+from tests.chapter_reference import trim_context as literal_trim
 
 Units = list[list[Message]]
 
@@ -373,14 +373,14 @@ def test_every_reading_of_the_chapters_separator_passes(reading: str) -> None:
 
 def test_the_report_names_the_readers_separator_beside_the_packages() -> None:
     between = check_estimate_context_chars(CHAPTER_ESTIMATES["one separator between messages"])
-    assert between.notes == (
+    assert between.notes[0] == (
         "本章的那张图（4 条消息）：你的分隔开销是消息之间各一个（像 join 的分隔符）；"
-        "本包是每条一个换行，估算值正好等于会话文件的字符数",
+        "本包是每条一个换行，估算值正好等于会话文件的字符数"
     )
     array = check_estimate_context_chars(CHAPTER_ESTIMATES["JSON.stringify(messages).length"])
-    assert array.notes == (
+    assert array.notes[0] == (
         "本章的那张图（4 条消息）：你的分隔开销是像 JSON.stringify(messages) 那样：逗号加一对方括号；"
-        "本包是每条一个换行，估算值正好等于会话文件的字符数",
+        "本包是每条一个换行，估算值正好等于会话文件的字符数"
     )
 
 
@@ -482,32 +482,22 @@ def test_a_message_that_cannot_be_serialized_is_named_by_its_index() -> None:
     ]
 
 
-UTF16_NOTE = (
-    f"{EMOJI_CASE}：你数的是 UTF-16 码元，和本章 TypeScript 的 .length 一样，😀 算 2 个，得到 51；"
-    "本包数的是 Python 的字符（码点，len(str)），😀 算 1 个，同样的分隔开销下得到 41。两种都算对，也都不是 token；"
-    "本包为什么选码点，见附录的差异总表（码点与 UTF-16）"
+POINTS_NOTE = (
+    f"{EMOJI_CASE}：你数的是 Python 的字符（码点，len(str)），😀 算 1 个，得到 41；本章 TypeScript 的 .length "
+    "和本包数的是 UTF-16 码元，😀 算 2 个，同样的分隔开销下得到 51。两种都算对，也都不是 token"
 )
 
 
-def test_code_points_and_utf16_units_both_pass_and_utf16_gets_a_note() -> None:
+def test_utf16_units_and_code_points_both_pass_and_code_points_get_a_note() -> None:
     emoji = [UserMessage("中文" + "😀" * 10)]
-    assert (estimate_context_chars(emoji), utf16_estimate(emoji)) == (41, 51)
+    assert (estimate_context_chars(emoji), utf16_estimate(emoji)) == (51, 51)
     kit = check_estimate_context_chars(estimate_context_chars)
-    assert kit.ok and not any("UTF-16" in note for note in kit.notes)
-    chapter = check_estimate_context_chars(utf16_estimate)
-    assert chapter.ok and UTF16_NOTE in chapter.notes
-    assert chapter.notes[0].startswith("本章的那张图（4 条消息）：你的分隔开销是每条消息一个")
-    assert chapter.title == "estimate_context_chars（字符按码点数或按 UTF-16 码元数，都算对）"
-
-
-def test_utf16_units_pass_with_any_of_the_chapters_separators() -> None:
-    between = indexed(utf16_length)  # one separator between messages, in UTF-16 units
-    report = check_estimate_context_chars(lambda ms: max(between(ms) + len(ms) - 1, 0))
-    # the two counts compared with the same separators: 10 emoji, 10 characters apart
-    assert (
-        report.ok
-        and UTF16_NOTE.replace("得到 51", "得到 50").replace("得到 41", "得到 40") in report.notes
-    )
+    assert kit.ok and not any("码点" in note for note in kit.notes)
+    named = indexed(json_stringify_length)  # code points, each message's index named
+    points = check_estimate_context_chars(lambda ms: named(ms) + len(ms))
+    assert points.ok and POINTS_NOTE in points.notes
+    assert points.notes[0].startswith("本章的那张图（4 条消息）：你的分隔开销是每条消息一个")
+    assert points.title == "estimate_context_chars（字符按码点数或按 UTF-16 码元数，都算对）"
 
 
 def test_utf16_units_without_a_separator_still_fail() -> None:
@@ -873,19 +863,16 @@ CALLING: dict[str, tuple[Callable[..., CheckReport], Callable[..., Any]]] = {
     "record_line": (check_record_line, lambda message: record_line(message)),
     "chapter json_stringify": (
         check_record_line,
-        lambda message: chapter_session.json_stringify(message),
+        lambda message: chapter_stringify(message),
     ),
     "load_session": (check_load_session, lambda path: load_session(path)),
-    "chapter load_session": (check_load_session, lambda path: chapter_session.load_session(path)),
+    "chapter load_session": (check_load_session, lambda path: chapter_load_session(path)),
     "context_units": (check_context_units, lambda messages: context_units(messages)),
-    "chapter context_units": (check_context_units, lambda messages: literal_units(messages)),
     "estimate_context_chars": (
         check_estimate_context_chars,
         lambda messages: estimate_context_chars(messages),
     ),
-    "chapter estimate": (check_estimate_context_chars, lambda messages: literal_estimate(messages)),
     "trim_context": (check_trim_context, lambda messages, n: trim_context(messages, n)),
-    "chapter trim": (check_trim_context, lambda messages, n: literal_trim(messages, n)),
 }
 
 

@@ -19,7 +19,6 @@ from mini_agent import (
 )
 from mini_agent.glosses import gloss_line
 from mini_agent.messages import record_line
-from mini_agent.session import parse_session_text
 from teaching.explorer_logic import (
     RunFrame,
     check_session_text,
@@ -32,6 +31,7 @@ from teaching.style import palette
 from teaching.text import request_line
 from teaching.trace import label, scan_steps
 from teaching.views import SessionView, TrimView
+from teaching.watch import parse_session_text
 
 from .helpers import multi_tool_history
 

@@ -77,7 +77,7 @@ def test_an_os_error_quoted_as_text_is_glossed_by_its_strerror() -> None:
 
 
 def test_a_phrase_without_a_detail_is_glossed_by_its_phrase() -> None:
-    # chapter_session raises the chapter's bare phrase
+    # a reader's load_session (or the chapter's) raises the bare phrase
     assert gloss_text("invalid session JSON at line 2") == "第 2 行不是合法的 JSON"
     assert gloss_text("invalid session record at line 7") == "第 7 行是 JSON，却不是一条合法的消息"
 

@@ -73,7 +73,6 @@ def test_every_python_name_in_the_cheat_sheet_exists() -> None:
 
     import mini_agent
     from mini_agent import session
-    from mini_agent.chapter import session as chapter_session
 
     text = CHEATSHEET.read_text(encoding="utf-8")
     table = text.split("## TypeScript → Python 名字对照")[1].split("\n## ")[0]
@@ -83,22 +82,16 @@ def test_every_python_name_in_the_cheat_sheet_exists() -> None:
     assert names >= {"parse_session_message", "load_session", "append_session", "trim_context"}
     for name in names - {"record", "calls"}:
         assert hasattr(mini_agent, name), name
-    for name in ("record", "calls"):  # the chapter's narrowing helpers: the twin's and the kit's
-        assert name in names
-        assert callable(getattr(chapter_session, name)) and callable(getattr(session, name))
-    assert "mini_agent/chapter/session.py" in text  # where the chapter's code is, first
+    for name in ("record", "calls"):  # the chapter's narrowing helpers, in session.py
+        assert name in names and callable(getattr(session, name))
+    assert "mini_agent/session.py" in text  # where the chapter's code is
 
 
-def test_the_cheat_sheet_says_what_session_calls_hands_back() -> None:
-    from mini_agent import ToolCall
-    from mini_agent.chapter import session as chapter_session
+def test_the_cheat_sheet_says_session_calls_is_a_type_guard() -> None:
     from mini_agent.session import calls
 
     text = CHEATSHEET.read_text(encoding="utf-8")
-    kit = "`session.calls(value)` 交回 tuple 或 `None`；空数组得空元组 `()`（为假）"
-    assert kit in text and "用 `is not None` 判断" in text
-    assert "照搬版是 `TypeGuard`，返回 `True`/`False`" in text  # the twin: a row of its own
-    assert chapter_session.calls([]) is True and chapter_session.calls({}) is False
-    assert calls([]) == () and not calls([])  # an empty array passes, and is false
-    assert calls([{"id": "a", "name": "n", "input": None}]) == (ToolCall("a", "n", None),)
-    assert calls({}) is None and calls([{"id": "a"}]) is None
+    assert "`TypeGuard`，返回 `True`/`False`" in text
+    assert calls([]) is True and calls({}) is False
+    assert calls([{"id": "a", "name": "n", "input": None}]) is True
+    assert calls([{"id": "a"}]) is False

@@ -29,16 +29,15 @@ from mini_agent import (
     ToolMessage,
     UserMessage,
     append_session,
-    context_units,
     estimate_context_chars,
     load_session,
     trim_context,
 )
-from mini_agent.chapter.context import estimate_context_chars as chapter_estimate
-from mini_agent.chapter.context import trim_context as chapter_trim
 from mini_agent.json_form import JSON, MAX_DEPTH, js_string
 from mini_agent.messages import record_line, to_record
 from mini_agent.session import INVALID_JSON, INVALID_RECORD
+from tests.chapter_reference import estimate_context_chars as chapter_estimate
+from tests.chapter_reference import trim_context as chapter_trim
 
 DRIVER = Path(__file__).with_name("js") / "driver.mjs"
 HISTORIES, MESSAGES_PER_HISTORY, BUDGETS_PER_HISTORY = 400, 30, 3
@@ -141,32 +140,12 @@ def _transport(message: Message) -> str:
     return json.dumps(to_record(message), allow_nan=False)
 
 
-def _utf16(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _trim_result(
-    messages: list[Message], budget: int, size: Any = None, trim: Any = trim_context
-) -> int | str:
-    """`trim`'s answer as data: messages kept, or the error. With `size`, the chapter's
-    algorithm written out here, measured with `size` (`len`: code points; `_utf16`: JavaScript's
-    UTF-16 units)."""
-    if size is None:
-        try:
-            return len(trim(messages, budget))
-        except ContextBudgetError as err:
-            return str(err)
-    sizes = [size(record_line(m)) + 1 for m in messages]
-    kept, used, end = 0, 0, len(messages)
-    for unit in reversed(context_units(messages)):
-        unit_size = sum(sizes[end - len(unit) : end])
-        end -= len(unit)
-        if used + unit_size > budget:
-            if kept == 0:
-                return "context budget cannot contain the smallest consistent message unit"
-            break
-        kept, used = kept + len(unit), used + unit_size
-    return kept or "context budget cannot be empty"
+def _trim_result(messages: list[Message], budget: int, trim: Any = trim_context) -> int | str:
+    """`trim`'s answer as data: how many messages it keeps, or the error."""
+    try:
+        return len(trim(messages, budget))
+    except ContextBudgetError as err:
+        return str(err)
 
 
 # --- damaged files --------------------------------------------------------------------
@@ -398,26 +377,20 @@ def test_files_written_by_one_language_keep_their_bytes_in_the_other(run: Run) -
         assert "".join(record_line(m) + "\n" for m in loaded).encode() == js_file.read_bytes()
 
 
-def test_the_twin_estimates_and_trims_as_node_and_the_kit_differs_by_utf16_units(run: Run) -> None:
-    trims = utf16_differences = 0
+def test_the_kit_and_the_reference_estimate_and_trim_as_node(run: Run) -> None:
+    trims = astral = 0
     for history, budgets, result in zip(
         run.histories, run.budgets, _history_results(run), strict=True
     ):
         text = "".join(record_line(m) for m in history)
-        astral = _utf16(text) - len(text)  # characters beyond U+FFFF count 2 in JavaScript
-        assert result["estimate"] == chapter_estimate(history)  # the twin is the chapter
-        assert result["estimate"] == estimate_context_chars(history) + astral
+        astral += len(text.encode("utf-16-le")) // 2 > len(text)  # emoji: 2 UTF-16 units
+        assert result["estimate"] == estimate_context_chars(history) == chapter_estimate(history)
         for budget, js in zip(budgets, result["trims"], strict=True):
             trims += 1
-            assert js == _trim_result(history, budget, trim=chapter_trim)
-            ours = _trim_result(history, budget)
-            assert ours == _trim_result(history, budget, size=len)  # the chapter's algorithm
-            if js != ours:  # documented: JavaScript counts UTF-16 units, the kit code points
-                utf16_differences += 1
-                assert astral > 0
-                assert js == _trim_result(history, budget, size=_utf16)
-    assert trims >= 1_000 and utf16_differences > 0  # the difference is really met
-    print(f"\n{trims} trims: the twin's all as node's; the kit's differ in {utf16_differences}")
+            assert (
+                js == _trim_result(history, budget) == _trim_result(history, budget, chapter_trim)
+            )
+    assert trims >= 1_000 and astral > 0  # characters beyond U+FFFF were really met
 
 
 def test_damaged_files_give_the_same_phrase_and_line(run: Run) -> None:

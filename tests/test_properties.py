@@ -23,12 +23,12 @@ from mini_agent import (
     load_session,
     trim_context,
 )
-from mini_agent.chapter.context import context_units as literal_units
-from mini_agent.chapter.context import estimate_context_chars as literal_estimate
-from mini_agent.chapter.context import trim_context as literal_trim
 from mini_agent.json_form import JSON
 from mini_agent.messages import record_line, to_record
 from mini_agent.session import discriminate, parse_session_message
+from tests.chapter_reference import context_units as literal_units
+from tests.chapter_reference import estimate_context_chars as literal_estimate
+from tests.chapter_reference import trim_context as literal_trim
 
 # Text that stresses the format: line separators JSON carries raw, CJK, emoji, quotes,
 # and lone high surrogates (two highs never pair up, so they round-trip).
@@ -92,24 +92,20 @@ float_free_histories = st.lists(
 )
 
 
-def independent_chars(message: Message, utf16: bool = False) -> int:
-    """The message's line and its newline, counted without the kit: in code points, or (`utf16`)
-    as JavaScript's `.length` counts, a character beyond U+FFFF being two UTF-16 units."""
+def independent_chars(message: Message) -> int:
+    """The message's line and its newline, counted without the kit as JavaScript's `.length`
+    counts: a character beyond U+FFFF is two UTF-16 units, an escaped lone surrogate six."""
     dumped = json.dumps(to_record(message), ensure_ascii=False, separators=(",", ":"))
-    astral = len(re.findall("[\U00010000-\U0010ffff]", dumped)) if utf16 else 0
+    astral = len(re.findall("[\U00010000-\U0010ffff]", dumped))
     return len(dumped) + astral + 5 * len(re.findall("[\ud800-\udfff]", dumped)) + 1
 
 
-def astral_free(history: list[Message]) -> bool:
-    return all(independent_chars(m, utf16=True) == independent_chars(m) for m in history)
-
-
 @given(float_free_histories)
-def test_estimate_counts_code_points_and_the_literal_one_utf16_units(
+def test_estimate_counts_utf16_units_as_javascript_and_the_literal_one(
     history: list[Message],
 ) -> None:
-    assert estimate_context_chars(history) == sum(independent_chars(m) for m in history)
-    assert literal_estimate(history) == sum(independent_chars(m, utf16=True) for m in history)
+    expected = sum(independent_chars(m) for m in history)
+    assert estimate_context_chars(history) == literal_estimate(history) == expected
 
 
 @given(histories)
@@ -124,52 +120,14 @@ def outcome(trim: object, history: list[Message], budget: int) -> object:
         return str(err)
 
 
-ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-
-
-def widened(value: JSON) -> JSON:
-    """`value` with every character beyond U+FFFF made two BMP characters: its code points are
-    then the UTF-16 units of `value`, and nothing else about its JSON changes."""
-    if isinstance(value, str):
-        return ASTRAL.sub("\ue000\ue000", value)
-    if isinstance(value, list):
-        return [widened(item) for item in value]
-    if isinstance(value, dict):
-        return {ASTRAL.sub("\ue000\ue000", key): widened(item) for key, item in value.items()}
-    return value
-
-
-def widened_message(message: Message) -> Message:
-    parsed = parse_session_message(widened(to_record(message)))
-    assert parsed is not None
-    return parsed
-
-
-@given(histories, st.integers(min_value=1, max_value=3000))
-def test_trim_equals_the_literal_algorithm_on_text_within_the_bmp(
-    history: list[Message], budget: int
-) -> None:
-    history = [widened_message(m) for m in history]  # no character beyond U+FFFF left
-    assert astral_free(history)
-    assert outcome(trim_context, history, budget) == outcome(literal_trim, history, budget)
-
-
 @given(histories, st.data())
-def test_the_literal_trim_measures_utf16_units(history: list[Message], data: st.DataObject) -> None:
-    # the kit, measuring code points, on the widened history is the literal one on the original
-    wide = [widened_message(m) for m in history]
-    # a budget at the edge of a suffix of units, where one unit more or less decides
+def test_trim_equals_the_literal_algorithm(history: list[Message], data: st.DataObject) -> None:
+    # any budget, or one at the edge of a suffix of units, where one unit more or less decides
     units = context_units(history)
     start = sum(len(unit) for unit in units[: data.draw(st.integers(0, len(units)))])
-    edge = sum(independent_chars(m, utf16=True) for m in history[start:])
-    budget = max(1, edge + data.draw(st.integers(-2, 1)))
-    kit, literal = outcome(trim_context, wide, budget), outcome(literal_trim, history, budget)
-    if isinstance(kit, str):
-        assert kit == literal
-    else:
-        assert isinstance(kit, list) and isinstance(literal, list)
-        assert literal == history[len(history) - len(kit) :]
-        assert kit == wide[len(wide) - len(literal) :]
+    edge = sum(independent_chars(m) for m in history[start:])
+    budget = data.draw(st.integers(1, 3000) | st.integers(edge - 2, edge + 1).filter(bool))
+    assert outcome(trim_context, history, budget) == outcome(literal_trim, history, budget)
 
 
 @given(histories.filter(bool), st.integers(min_value=1, max_value=3000))

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, context_units
-from mini_agent.chapter.context import context_units as literal_units
 from teaching.trace import ScanStep, scan_steps
+from tests.chapter_reference import context_units as literal_units
 
 from .helpers import multi_tool_history
 from .test_properties import histories
