@@ -26,8 +26,8 @@ from mini_agent import (
     estimate_context_chars,
     trim_context,
 )
-from mini_agent.chapter.context import context_units as literal_units
-from mini_agent.chapter.context import trim_context as literal_trim
+from tests.chapter_reference import context_units as literal_units
+from tests.chapter_reference import trim_context as literal_trim
 
 from .histories import forget_sizes, random_history
 

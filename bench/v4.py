@@ -31,7 +31,6 @@ from typing import Any
 
 from mini_agent import Message, append_session, load_session, to_record
 from mini_agent.messages import record_line
-from mini_agent.session import _stringify_checked as checked_line
 
 from .histories import random_history
 from .loading import tool_heavy_chinese_history
@@ -138,14 +137,14 @@ def guarantee_costs(folder: Path, repeat: int) -> list[tuple[str, float]]:
             ("the end, under the lock (lseek)", lambda: os.lseek(fd, size, os.SEEK_SET)),
             ("a fork takes no lock along (guard, weak record)", record_for_forks),
             (
-                "exact JSON: checked_line against json.dumps",
-                lambda: checked_line(message),
+                "exact JSON: record_line against json.dumps",
+                lambda: record_line(message),
             ),
         ]
         baseline: dict[str, Callable[[], object]] = {
             "an object owns the fd (io.FileIO, against os.open/close)": plain_open
         }
-        baseline["exact JSON: checked_line against json.dumps"] = lambda: json.dumps(
+        baseline["exact JSON: record_line against json.dumps"] = lambda: json.dumps(
             to_record(message), ensure_ascii=False, separators=(",", ":")
         )
         costs = []

@@ -146,7 +146,7 @@ class Words(ListingWords):
         "坏消息：照本章，每一项检查要你自己写在判别里"
     )
     called_the_answer: str = (
-        "你的函数调用了练习要你自己写的那个函数（本包的或照搬本章的，名字见上）："
+        "你的函数调用了练习要你自己写的那个函数（本包的，名字见上）："
         "练习要你自己把它写出来，检查时这个调用会直接报错"
     )
     message_as_dict: str = (
@@ -429,7 +429,7 @@ class Words(ListingWords):
     def plot_turn_budget(self, budget: int) -> str:
         return f"每轮预算 {budget:,} 字符：耗时随消息数增长（双对数坐标）"
 
-    plot_literal: str = "照搬本章的算法"
+    plot_literal: str = "照本章逐行写的算法"
     plot_langchain: str = "LangChain trim_messages"
     plot_first_turn: str = "trim_context 第一轮"
     plot_later_turns: str = "trim_context 之后各轮"

@@ -709,3 +709,27 @@ def test_prompt_none_after_a_final_answer_is_a_clear_error_and_writes_nothing(
         run_agent(None, client=client, session_path=tmp_path / "new.jsonl")
     assert client.requests == [] and session.read_bytes() == before
     assert not (tmp_path / "new.jsonl").exists()
+
+
+def test_a_tool_gets_its_own_input_and_what_it_returns_is_recorded_as_javascript_holds_it(
+    tmp_path: Path,
+) -> None:
+    # one row of the differences: the recorded call stays as the model sent it whatever the
+    # tool does to its input; a surrogate pair as two code points is recorded as the character;
+    # a result that is not text is an error result, not a crash
+    def mutating(value: JSON) -> str:
+        assert isinstance(value, dict)
+        value["path"] = "changed"
+        return "\ud83d\ude00"
+
+    tools = [Tool("edit", "e", mutating), Tool("count", "c", lambda value: 3)]  # type: ignore[arg-type, return-value]
+    calls = (ToolCall("1", "edit", {"path": "a.txt"}), ToolCall("2", "count", None))
+    client = ScriptedClient([AssistantMessage("", calls), AssistantMessage("done")])
+    session = tmp_path / "s.jsonl"
+    result = run_agent("go", client=client, tools=tools, session_path=session)
+    assert result.messages[1] == AssistantMessage(
+        "", (ToolCall("1", "edit", {"path": "a.txt"}), calls[1])
+    )
+    assert result.messages[2] == ToolMessage("1", "😀")
+    assert result.messages[3] == ToolMessage("2", "tool count returned int, not str", True)
+    assert load_session(session) == list(result.messages)

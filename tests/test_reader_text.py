@@ -28,7 +28,7 @@ def notebook_order(text: str) -> list[str]:
 def test_the_first_screen_holds_what_the_kit_is_the_two_commands_and_the_order() -> None:
     chinese, _ = halves()
     screen = "\n".join(chinese.splitlines()[:FIRST_SCREEN])
-    assert "《第34章 让记忆续上——Session》" in screen and "mini_agent/chapter/" in screen
+    assert "《第34章 让记忆续上——Session》" in screen and "mini_agent/session.py" in screen
     assert "python kit.py lab" in screen and "python kit.py test" in screen
     assert (
         "python kit.py test --quick" in screen and "很多分钟" in screen

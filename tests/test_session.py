@@ -556,3 +556,25 @@ def test_extra_keys_in_a_tool_call_survive_a_round_trip_in_the_order_written(
     assert copy.read_text(encoding="utf-8") == line + "\n"
     assert estimate_context_chars([message]) == len(line) + 1
     assert load_session(copy) == [message]
+
+
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("inf"), -float("inf"), 2**53 + 1, 10**400], ids=repr
+)
+def test_numbers_and_depths_javascript_cannot_hold_are_refused_before_anything_is_written(
+    tmp_path: Path, value: JSON
+) -> None:
+    # one row of the differences: JSON.stringify writes NaN and Infinity as null and 2**53 + 1
+    # as another number (the log would hold another input than the model sent); JSON.parse
+    # reads 1e999 as Infinity and nests deeper than the kit's one limit: refused with the line
+    path = tmp_path / "s.jsonl"
+    append_session(path, UserMessage("before"))
+    before = path.read_bytes()
+    with pytest.raises(ValueError):
+        append_session(path, AssistantMessage("", [ToolCall("a", "n", {"x": value})]))
+    assert path.read_bytes() == before
+    for written in ("1e999", "[" * 600 + "]" * 600):
+        line = '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"n","input":%s}]}'
+        path.write_text(f'{{"role":"user","content":"x"}}\n{line % written}\n', encoding="utf-8")
+        with pytest.raises(SessionFormatError, match=r"^invalid session JSON at line 2\b"):
+            load_session(path)
