@@ -57,8 +57,6 @@ def run_agent(
     tools_by_name = {tool.name: tool for tool in tools}
     # options.sessionPath 存在？loadSession → messages（磁盘完整记录）；不存在？messages = []
     messages: list[Message] = load_session(session_path) if session_path is not None else []
-    if prompt is None:
-        check_resumable(messages, session_path)
 
     def record(message: Message) -> None:
         if session_path is not None:  # sessionPath 存在时 appendSession（磁盘态）——本包先写磁盘
@@ -70,6 +68,8 @@ def run_agent(
                 raise
         messages.append(message)  # messages.push（内存态）
 
+    if prompt is None:
+        check_resumable(messages, session_path)
     for result in interrupted_results(messages):  # 上一次运行被打断时没有结果的调用
         record(result)
     if prompt is not None:
