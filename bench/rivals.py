@@ -19,7 +19,6 @@ from langchain_core.messages.tool import tool_call
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
 
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from mini_agent.messages import record_line
 
 # --- LangChain: trim_messages -------------------------------------------------------------
 
@@ -55,7 +54,7 @@ def from_langchain(message: BaseMessage) -> Message:
 
 def record_chars(message: BaseMessage) -> int:
     """Per-message counter equal to `trim_context`'s: the message's session-file line + 1."""
-    return len(record_line(from_langchain(message))) + 1
+    return from_langchain(message).record_chars
 
 
 def count_chars(messages: Sequence[BaseMessage]) -> int:

@@ -49,10 +49,9 @@ def run_agent(
     fsync: bool = False,
     on_request: Callable[[Sequence[Message], Sequence[Message]], None] | None = None,
 ) -> AgentResult:
-    """Run one prompt to a final answer: with `session_path` the session is loaded first and
-    each message appended (`fsync=True`: synced); with `context_max_chars` each request is
-    trimmed. `on_request(messages, context)` sees each request before it is sent. `prompt=None`
-    records no prompt and answers the session on disk (`chat` resumes a failed request so)."""
+    """一个提示，跑到最终答案。有 `session_path` 先加载会话、每条消息追加进去（`fsync=True`
+    时每次落盘）；有 `context_max_chars` 每次请求前裁剪。`on_request(messages, context)` 在每次
+    请求前看到两份状态。`prompt=None` 不记新提示，回答磁盘上的会话（`chat` 这样续上失败的请求）。"""
     check_arguments(prompt, tools, session_path, context_max_chars, max_turns)
     tools_by_name = {tool.name: tool for tool in tools}
     # options.sessionPath 存在？loadSession → messages（磁盘完整记录）；不存在？messages = []
