@@ -102,6 +102,34 @@ def parse_session_lines(lines: Iterable[tuple[int, str | bytes]], path: PathLike
     return messages
 
 
+def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> None:
+    # appendFile(path, `${JSON.stringify(message)}\n`)：一条消息一行，追加到末尾
+    line = message_line(message)  # JSON.stringify(message)
+    store.append_line(path, line, fsync, parse_session_bytes)  # 锁、换行守卫、回滚：都在 store 里
+
+
+# --- 本章之外 ----------------------------------------------------------------------------------
+
+
+def message_line(message: Message) -> str:
+    """`JSON.stringify(message)`, refused (`ValueError`) when a load would not give this message
+    back. If `append_session` raises, its record is not in the file unless
+    `store.written_anyway(error)`."""
+    strings_only = not (isinstance(message, AssistantMessage) and message.tool_calls)
+    line, exact = stringify_exactly(to_record(message), known_plain=strings_only)
+    if not exact and parse_session_message(parse(line)) != message:
+        raise ValueError(
+            f"refusing to append this {message.role} message: it would not load back unchanged: "
+            "a tuple, a non-str key, a surrogate pair as two code points (see js_string)?"
+        )
+    return line
+
+
+def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
+    # 已经读到手的字节（store 查最后一行、repair 时用：store 只懂字节和文件，不懂消息）
+    return parse_session_lines(store.split_lines((data,)), path)
+
+
 READS_AS_GBK = "it reads as GBK (Notepad's ANSI on Chinese Windows): save it as UTF-8"
 
 
@@ -121,21 +149,3 @@ def not_utf8(line: bytes, number: int, path: PathLike) -> SessionFormatError:
         error.__cause__ = err
         return error
     raise ValueError("this line is UTF-8")
-
-
-def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> None:
-    # appendFile(path, `${JSON.stringify(message)}\n`)：一条消息一行，追加到末尾；
-    # 锁、换行守卫、回滚都在 store 里。抛错时记录不在文件里，除非 store.written_anyway(error)
-    strings_only = not (isinstance(message, AssistantMessage) and message.tool_calls)
-    line, exact = stringify_exactly(to_record(message), known_plain=strings_only)
-    if not exact and parse_session_message(parse(line)) != message:  # 读回来会变样：不写
-        raise ValueError(
-            f"refusing to append this {message.role} message: it would not load back unchanged: "
-            "a tuple, a non-str key, a surrogate pair as two code points (see js_string)?"
-        )
-    store.append_line(path, line, fsync, parse_session_bytes)
-
-
-def parse_session_bytes(data: bytes, path: PathLike) -> list[Message]:
-    # 已经读到手的字节（store 查最后一行、repair 时用：store 只懂字节和文件，不懂消息）
-    return parse_session_lines(store.split_lines((data,)), path)

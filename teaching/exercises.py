@@ -60,7 +60,10 @@ from mini_agent.session import (
     INVALID_RECORD,
     PathLike,
     append_session,
+    discriminate,
     load_session,
+    parse_session_bytes,
+    parse_session_lines,
     parse_session_message,
 )
 from mini_agent.visible import visible_html, visible_line, visible_text
@@ -395,15 +398,16 @@ def in_exercise(
         for answer in answers:
             if value is answer:
                 names[name] = _refusing(answer)
-            elif isinstance(value, types.ModuleType) and any(
-                attribute is answer for attribute in vars(value).values()
-            ):
-                module = types.ModuleType(value.__name__)  # a copy: the module is left alone
-                vars(module).update(vars(value))
-                for attribute, held in vars(value).items():
-                    if held is answer:
+        if isinstance(value, types.ModuleType) and any(
+            held is answer for held in vars(value).values() for answer in answers
+        ):
+            module = types.ModuleType(value.__name__)  # a copy: the module is left alone
+            vars(module).update(vars(value))
+            for attribute, held in vars(value).items():
+                for answer in answers:
+                    if held is answer:  # every answer the module holds, not just the last
                         setattr(module, attribute, _refusing(answer))
-                names[name] = module
+            names[name] = module
 
     def rebound(function: types.FunctionType) -> types.FunctionType:
         copy = types.FunctionType(
@@ -475,7 +479,7 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     with the kit's, so that a FAIL can say when their `TypeError` was standing in for a check.
     """
     cases = [(name, (json.loads(line),)) for name, line in parse_cases()]
-    answers = (parse_session_message,)
+    answers = (parse_session_message, discriminate)
     unchecked, guarded = with_unchecked_messages(fn, answers), in_exercise(fn, answers)
     checked: list[Outcome] = []
 
@@ -763,7 +767,7 @@ def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
     return words().lone_carriage_return if split_at_cr and line_one else ""
 
 
-@_guarded(load_session, chapter_load_session)
+@_guarded(load_session, chapter_load_session, parse_session_lines, parse_session_bytes)
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `load_session(path)`: files written here, compared with the package's and
     the chapter's (`chapter_load_session`: `split("\\n").filter(Boolean)` numbers non-blank lines).

@@ -929,3 +929,23 @@ def test_a_record_with_other_keys_is_told_which() -> None:
 def test_nan_written_as_nan_is_told_how_to_refuse_it_or_write_null() -> None:
     (detail,) = details(check_record_line(WRONG_LINES["NaN written"])).values()
     assert detail.endswith("写 allow_nan=False 让它报错，或者照本章写成 null")
+
+
+def test_an_answer_that_calls_the_parsers_branches_or_the_loaders_loop_fails() -> None:
+    # the one implementation's helpers are the answer too: discriminate (01's branches) and
+    # parse_session_lines / parse_session_bytes (03's line loop), by name or as an attribute
+    def by_discriminate(value: Any) -> Message | None:
+        message = session_module.discriminate(value)
+        return None if isinstance(message, str) else message
+
+    def by_the_loop(path: Path) -> list[Message]:
+        from mini_agent import store
+
+        try:
+            return session_module.parse_session_lines(store.read_lines(path), path)
+        except FileNotFoundError:
+            return []
+
+    assert not check_parse_session_message(by_discriminate).ok
+    assert not check_load_session(by_the_loop).ok
+    assert check_load_session(session_module.load_session).ok
