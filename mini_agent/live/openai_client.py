@@ -1,7 +1,7 @@
-"""A live model behind the loop: any OpenAI-compatible chat server (extra `live`: httpx).
+"""A live model behind the loop: any OpenAI-compatible chat server, streamed (extra `live`).
 
-The reply streams in as server-sent events: text is passed on as it arrives, tool calls once
-the reply is complete. Model output is untrusted JSON, narrowed as the chapter's `toolInput`.
+Text is passed on as it arrives, tool calls once the reply is complete; their arguments are
+untrusted JSON, narrowed as the chapter's `toolInput` does.
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_TIMEOUT = 60.0  # seconds: connecting, and each wait for the reply's next data
 DEFAULT_DEADLINE = 600.0  # seconds: one whole request, from connecting to its last byte
 ERROR_CHARS = 300  # how much of a server's own error message an error quotes
-ERROR_BODY_BYTES = 64 * 1024  # how much of an HTTP error's body is read
-MIN_URL_SECRET = 6  # characters: shorter parts of a URL's user-info or query are not redacted
 # httpx logs each request's URL and reason phrase; httpcore every response header (DEBUG).
 # A filter on a logger does not reach its children: name each one.
 HTTP_LOGGERS = [
@@ -129,7 +127,7 @@ def check_base_url(url: str) -> SplitResult:
 
 def url_secrets(parts: SplitResult) -> list[str]:
     """A URL's user-info and query, whole and in parts, as written and percent-decoded, and the
-    `Basic` token of its user-info; none shorter than `MIN_URL_SECRET` (`?api-version=1`)."""
+    `Basic` token of its user-info; none under 6 characters (`?api-version=1` guards nothing)."""
     userinfo = parts.netloc.rpartition("@")[0]
     found = [userinfo, *userinfo.split(":", 1), parts.query]
     found += [value for pair in parts.query.split("&") for value in pair.split("=", 1)[1:]]
@@ -137,7 +135,7 @@ def url_secrets(parts: SplitResult) -> list[str]:
     if "@" in parts.netloc:  # what the Authorization header carries, as a server may echo it
         pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
         decoded.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
-    return [text for text in decoded if len(text) >= MIN_URL_SECRET]
+    return [text for text in decoded if len(text) >= 6]
 
 
 def quote(text: str, redact: Redact, limit: int = 80) -> str:
@@ -145,34 +143,30 @@ def quote(text: str, redact: Redact, limit: int = 80) -> str:
     return visible_line(redact(text), limit)
 
 
-def to_openai_message(message: Message) -> dict[str, JSON]:
-    """One message in the chat-completions form; a tool input travels as a JSON string."""
-    if isinstance(message, UserMessage):
-        return {"role": "user", "content": message.content}
-    if isinstance(message, ToolMessage):  # no error flag: the error text tells the model
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-    wire: dict[str, JSON] = {"role": "assistant", "content": message.content}
-    calls: list[JSON] = []
-    for call in message.tool_calls:
-        function: JSON = {"name": call.name, "arguments": stringify(call.input)}
-        calls.append({"id": call.id, "type": "function", "function": function})
-    if calls:  # some servers refuse an empty list
-        wire["tool_calls"] = calls
-    return wire
+def _function(name: str, **info: JSON) -> dict[str, JSON]:
+    return {"type": "function", "function": {"name": name, **info}}
 
 
 def request_body(model: str, messages: Sequence[Message], tools: Sequence[Tool]) -> dict[str, JSON]:
-    """The JSON body of one streaming chat-completions request."""
-    body: dict[str, JSON] = {
-        "model": model,
-        "messages": [to_openai_message(message) for message in messages],
-        "stream": True,
-    }
-    functions = [(t.name, t.description, t.parameters) for t in tools]
-    if functions:  # some servers refuse an empty list
+    """The JSON body of one streaming chat-completions request: a tool input travels as a JSON
+    string, a tool result's error only in its text, and no list is empty (some servers refuse)."""
+    wire: list[JSON] = []
+    for m in messages:
+        if isinstance(m, UserMessage):
+            wire.append({"role": "user", "content": m.content})
+        elif isinstance(m, ToolMessage):
+            wire.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+        else:
+            calls: list[JSON] = [
+                {"id": c.id, **_function(c.name, arguments=stringify(c.input))}
+                for c in m.tool_calls
+            ]
+            extra: dict[str, JSON] = {"tool_calls": calls} if calls else {}
+            wire.append({"role": "assistant", "content": m.content, **extra})
+    body: dict[str, JSON] = {"model": model, "messages": wire, "stream": True}
+    if tools:
         body["tools"] = [
-            {"type": "function", "function": {"name": n, "description": d, "parameters": p}}
-            for n, d, p in functions
+            _function(t.name, description=t.description, parameters=t.parameters) for t in tools
         ]
     return body
 
@@ -181,22 +175,18 @@ def sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:
     """Lines of an event stream from UTF-8 byte chunks, a last unended one too. They end at
     CRLF, LF or CR only (the SSE rule), never at U+2028, which JSON may carry raw. Linear: an
     unfinished line waits in pieces, joined once when it ends."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
     pieces: list[str] = []  # the unfinished line
     after_cr = False  # the text so far ends in CR: a LF that comes next belongs to it
     try:
-        for chunk in chunks:
-            text = decoder.decode(chunk)
-            if text:  # not, e.g., half a character
-                text = text[1:] if after_cr and text[0] == "\n" else text
-                after_cr = text.endswith("\r")
+        for text in codecs.iterdecode(chunks, "utf-8"):  # never empty
+            text = text[1:] if after_cr and text[0] == "\n" else text
+            after_cr = text.endswith("\r")
             *ended, rest = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
             if ended:
                 yield "".join([*pieces, ended[0]])
                 yield from ended[1:]
                 pieces = []
             pieces.append(rest)
-        pieces.append(decoder.decode(b"", True))
     except UnicodeDecodeError as err:
         raise ModelStreamError(f"model stream is not UTF-8: {err.reason}") from err
     if any(pieces):
@@ -241,8 +231,8 @@ def reply_events(
     """Events of one reply from its event-stream payloads: text as it comes, calls at the end.
     Complete at `[DONE]`, or at the end of a stream that gave a `finish_reason`; server text
     quoted in an error passes `redact` first."""
-    calls: dict[int, tuple[dict[str, str], list[str]]] = {}  # id and name once, arguments in pieces
-    finished, chars = False, dict[int, int]()
+    calls: dict[int, tuple[dict[str, str], list[str]]] = {}  # id and name, arguments in pieces
+    finished, sizes = False, dict[int, int]()
     for payload in payloads:
         if payload == "[DONE]":
             finished = True
@@ -257,43 +247,36 @@ def reply_events(
             said = quote(_error_text(chunk), redact, ERROR_CHARS)
             raise ModelStreamError(f"model server reported an error mid-stream: {said}")
         choices = chunk.get("choices")
-        first = record(choices[0]) if isinstance(choices, list) and choices else None
-        if first is None:
-            continue  # e.g. a usage chunk
-        finished = finished or first.get("finish_reason") is not None
+        first = (record(choices[0]) if isinstance(choices, list) and choices else None) or {}
+        finished = finished or first.get("finish_reason") is not None  # no choice: e.g. usage
         delta = record(first.get("delta")) or {}
         if isinstance(delta.get("content"), str) and delta["content"]:
             yield TextDelta(delta["content"])
         call_deltas = delta.get("tool_calls")
         for call_delta in call_deltas if isinstance(call_deltas, list) else []:
-            item = record(call_delta)
-            if item is None:
-                said = quote(repr(call_delta), redact)
-                raise ModelStreamError(
-                    f"model stream sent a tool call that is not an object: {said}"
-                )
+            if (item := record(call_delta)) is None:
+                said = f"a tool call that is not an object: {quote(repr(call_delta), redact)}"
+                raise ModelStreamError(f"model stream sent {said}")
             index = item.get("index")
             if isinstance(index, bool) or not isinstance(index, int):
                 index = max(calls, default=-1) + 1  # a whole call in one piece (older Ollama)
-            if index not in calls and len(calls) == limits.max_tool_calls:
+            if index not in calls and len(calls) == (most := limits.max_tool_calls):
                 raise ModelReplyTooLargeError(
-                    f"model reply asks for more than {limits.max_tool_calls} tool calls "
-                    "(max_tool_calls)"
+                    f"model reply asks for more than {most} tool calls (max_tool_calls)"
                 )
             named, pieces = calls.setdefault(index, ({}, []))
             function = record(item.get("function")) or {}
             for key, value in (("id", item.get("id")), ("name", function.get("name"))):
                 if isinstance(value, str) and not named.get(key):  # some servers repeat them
                     named[key] = value
-            arguments = function.get("arguments")
-            if arguments is None:
+            if (piece := function.get("arguments")) is None:
                 continue
-            pieces.append(arguments if isinstance(arguments, str) else stringify(arguments))
-            chars[index] = chars.get(index, 0) + len(pieces[-1])
-            if chars[index] > limits.max_argument_chars:
+            pieces.append(piece if isinstance(piece, str) else stringify(piece))  # parsed already
+            sizes[index] = sizes.get(index, 0) + len(pieces[-1])
+            if sizes[index] > (most := limits.max_argument_chars):
                 raise ModelReplyTooLargeError(
-                    "model reply holds a tool call whose arguments pass "
-                    f"{limits.max_argument_chars:,} characters (max_argument_chars)"
+                    f"model reply holds a tool call whose arguments pass {most:,} characters "
+                    "(max_argument_chars)"
                 )
     if not finished:
         raise ModelStreamError(
@@ -318,12 +301,12 @@ def _error_text(body: object) -> str:
 
 
 class _Watch:
-    """One request's deadline, which also holds where no byte arrives (connecting, a head that
-    trickles: a timer shuts the request's sockets down), and the time of its last data."""
+    """One request's bounds. Its deadline holds where no byte arrives too (connecting, a head
+    that trickles): a timer shuts the request's sockets down, and the read in progress returns."""
 
-    def __init__(self, deadline: float) -> None:
-        self.last_data, self.passed, self.sockets = time.monotonic(), False, list[Any]()
-        self.timer = threading.Timer(deadline, self.expire)
+    def __init__(self, client: OpenAICompatibleClient) -> None:
+        self.client, self.passed, self.sockets = client, False, list[Any]()
+        self.timer = threading.Timer(client.deadline, self.expire)
         self.timer.daemon = True
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
@@ -339,20 +322,32 @@ class _Watch:
             with contextlib.suppress(OSError, AttributeError):
                 sock.shutdown(socket.SHUT_RDWR)
 
+    def chunks(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        client, received, self.last_data = self.client, 0, time.monotonic()
+        for chunk in chunks:
+            received += len(chunk)
+            if received > (most := client.limits.max_reply_bytes):
+                raise ModelReplyTooLargeError(
+                    f"model reply passes {most:,} bytes (max_reply_bytes)"
+                )
+            if self.passed:
+                raise client.failure(None, self)
+            if time.monotonic() - self.last_data > client.timeout:
+                said = f"sent no reply data for {client.timeout:g} s {client.where}"
+                raise ModelTimeoutError(f"model server {said}")
+            yield chunk
+
     def data(self, payloads: Iterable[str]) -> Iterator[str]:
-        for payload in payloads:  # keep-alive comments are not data
+        for payload in payloads:  # keep-alive comments are no data
             self.last_data = time.monotonic()
             yield payload
 
 
 class OpenAICompatibleClient:
-    """`stream(messages, tools)` against `POST {base_url}/chat/completions`, `stream: true`.
-
-    The key comes from `$api_key_env` (none is sent when it is unset). The key and the URL's
-    user-info and query reach no repr, error or log: server text is redacted before it is
-    quoted, URLs shown as `shown_url` shows them. `timeout` bounds connecting and each wait for
-    the reply's next data, `deadline` the whole request, `limits` what one reply may hold.
-    """
+    """`stream(messages, tools)` against `POST {base_url}/chat/completions`, `stream: true`. The
+    key comes from `$api_key_env` (none is sent when it is unset); it and the URL's user-info and
+    query reach no repr, error or log. `timeout` bounds connecting and each wait for the reply's
+    next data, `deadline` the whole request, `limits` what one reply may hold."""
 
     def __init__(
         self,
@@ -371,19 +366,17 @@ class OpenAICompatibleClient:
             raise ModuleNotFoundError(
                 "the live model client needs httpx: pip install -e '.[live]'"
             ) from err
-        self._httpx, path = httpx, parts.path.rstrip("/")
+        path = parts.path.rstrip("/")
         self.base_url = shown_url(urlunsplit(parts._replace(path=path)))
         self.url = shown_url(urlunsplit(parts._replace(path=path + "/chat/completions")))
         host = parts.netloc.rpartition("@")[2]
         self._endpoint = urlunsplit(parts._replace(netloc=host, path=path + "/chat/completions"))
-        self._where = f"(POST {self.url})"
-        self.model, self.api_key_env, self.limits = model, api_key_env, limits
-        self.timeout, self.deadline = timeout, deadline
+        self.where, self.model, self.api_key_env = f"(POST {self.url})", model, api_key_env
+        self.timeout, self.deadline, self.limits, self._httpx = timeout, deadline, limits, httpx
         self._api_key = os.environ.get(api_key_env) or None
         self.redact = redactor([self._api_key or "", *url_secrets(parts)])
         headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
+        headers |= {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         auth = None
         if "@" in parts.netloc:  # sent as a header, so that no log line carries it in the URL
             auth = (unquote(parts.username or ""), unquote(parts.password or ""))
@@ -399,41 +392,24 @@ class OpenAICompatibleClient:
 
     def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
         body = stringify(request_body(self.model, messages, tools)).encode("utf-8")
-        watch = _Watch(self.deadline)
+        watch = _Watch(self)
         watch.timer.start()
         try:
             with self._http.stream(
                 "POST", self._endpoint, content=body, extensions={"trace": watch.trace}
             ) as response:
                 self._check(response)
-                watch.last_data = time.monotonic()
-                lines = sse_lines(self._bounded(response.iter_bytes(), watch))
+                lines = sse_lines(watch.chunks(response.iter_bytes()))
                 payloads = watch.data(sse_data(lines))
                 yield from reply_events(payloads, tools, limits=self.limits, redact=self.redact)
         except self._httpx.HTTPError as err:
-            raise self._failure(err, watch) from None
+            raise self.failure(err, watch) from None
         finally:
             watch.timer.cancel()
 
-    def _bounded(self, chunks: Iterable[bytes], watch: _Watch) -> Iterator[bytes]:
-        received = 0
-        for chunk in chunks:
-            received += len(chunk)
-            if received > self.limits.max_reply_bytes:
-                raise ModelReplyTooLargeError(
-                    f"model reply passes {self.limits.max_reply_bytes:,} bytes (max_reply_bytes)"
-                )
-            if watch.passed:
-                raise self._failure(None, watch)
-            if time.monotonic() - watch.last_data > self.timeout:
-                raise ModelTimeoutError(
-                    f"model server sent no reply data for {self.timeout:g} s {self._where}"
-                )
-            yield chunk
-
-    def _failure(self, err: Exception | None, watch: _Watch) -> ModelClientError:
+    def failure(self, err: Exception | None, watch: _Watch) -> ModelClientError:
         """Our error for httpx's `err`, quoting nothing a secret could hide in unredacted."""
-        http, said, where = self._httpx, self.redact(str(err)), self._where
+        http, said, where = self._httpx, self.redact(str(err)), self.where
         if watch.passed:
             return ModelTimeoutError(
                 f"model reply was not complete within the {self.deadline:g} s deadline {where}"
@@ -447,27 +423,29 @@ class OpenAICompatibleClient:
         return ModelClientError(f"model request failed {where}: {said}")
 
     def _check(self, response: Any) -> None:
-        status, redact, where = response.status_code, self.redact, self._where
-        if status >= 400:  # an error body is read up to a bound only
-            text = next(response.iter_bytes(ERROR_BODY_BYTES), b"").decode("utf-8", "replace")
+        status, headers, redact, where = (
+            response.status_code,
+            response.headers,
+            self.redact,
+            self.where,
+        )
+        if status >= 400:  # of an error body, the first 64 KiB only
+            text = next(response.iter_bytes(64 * 1024), b"").decode("utf-8", "replace")
             try:
                 detail = _error_text(json.loads(text))
             except ValueError:
                 detail = text.strip() or "(empty body)"
             hint = f" — is ${self.api_key_env} set to a valid key?" if status in (401, 403) else ""
-            if not hint and response.headers.get("retry-after"):
-                hint = f" — retry after {quote(response.headers['retry-after'], redact)} s"
+            if not hint and headers.get("retry-after"):
+                hint = f" — retry after {quote(headers['retry-after'], redact)} s"
             said = f"{status} {quote(response.reason_phrase, redact)}".strip()
             detail = quote(detail, redact, ERROR_CHARS)
             raise ModelHTTPError(
                 f"model server answered HTTP {said} {where}: {detail}{hint}", status
             )
-        kind = response.headers.get("content-type", "")
-        if "text/event-stream" not in kind:
-            raise ModelStreamError(
-                f"model server answered {quote(kind, redact) or 'no content type'}, not an event "
-                f"stream {where}: does it support stream: true?"
-            )
+        if "text/event-stream" not in (kind := headers.get("content-type", "")):
+            said = f"{quote(kind, redact) or 'no content type'}, not an event stream {where}"
+            raise ModelStreamError(f"model server answered {said}: does it support stream: true?")
 
     def close(self) -> None:
         for name in HTTP_LOGGERS:
