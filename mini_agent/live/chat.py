@@ -1,11 +1,5 @@
-"""`python -m mini_agent chat`: the chapter's loop assembled by hand against a live model.
-
-The chapter leaves the assembly for later ("装配是下一章的事"): this passes `session_path` and
-`context_max_chars` to `run_agent`, reads one prompt a line from stdin, streams the model's text
-to stdout and says on stderr, per request, how many messages are on disk and how many were sent.
-A failed request leaves its prompt on disk, unanswered: the same command run again answers it
-(when its first prompt is that one) and does not record it twice. Wording: `cli_text`.
-"""
+"""`python -m mini_agent chat`: the assembly the chapter leaves for later ("装配是下一章的事"),
+`run_agent` with `session_path` and `context_max_chars`, one prompt a line from stdin."""
 
 from __future__ import annotations
 
@@ -30,8 +24,7 @@ from . import openai_client as live
 
 
 def _count_chars(value: JSON) -> str:
-    args = as_object(value)  # untrusted model JSON: narrow first, then read the field
-    said = args.get("text") if args is not None else None
+    said = (as_object(value) or {}).get("text")  # untrusted model JSON: narrow, then read
     if not isinstance(said, str):
         raise ValueError("count_chars needs {text: string}")
     return str(len(said))
@@ -47,34 +40,31 @@ DEMO_TOOLS = (
 )
 
 
-def _base_url(url: str) -> str:
-    try:
-        live.check_base_url(url)
-    except ValueError as err:  # its message never quotes the URL's credentials
-        raise argparse.ArgumentTypeError(text.bad_base_url(str(err))) from None
-    return url
+def _checked(check: Callable[[str], object], what: str = "") -> Callable[[str], str]:
+    """An argparse type: `value` if `check(value)` is true, else a usage error (exit 2)."""
 
-
-def _named(what: str, check: Callable[[str], bool]) -> Callable[[str], str]:
     def parse(value: str) -> str:
-        if not check(value):
-            raise argparse.ArgumentTypeError(text.not_a(what, repr(visible_line(value, 60))))
-        return value
+        try:
+            if check(value):
+                return value
+            said = text.not_a(what, repr(visible_line(value, 60)))
+        except ValueError as err:  # check_base_url's: it never quotes the URL's credentials
+            said = text.bad_base_url(str(err))
+        raise argparse.ArgumentTypeError(said)
 
     return parse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `chat` subcommand's options and description. Every usage error is argparse's: exit 2,
-    nothing read from stdin and nothing written."""
+    """`chat`'s options: every usage error is argparse's (exit 2, nothing read or written)."""
     parser.description = text.CHAT_DESCRIPTION
-    path = _named(text.FILE_PATH, lambda value: value != "" and "\0" not in value)
-    model = _named(text.MODEL_NAME, lambda value: value.strip() != "" and value.isprintable())
-    variable = _named(text.VARIABLE_NAME, lambda v: v != "" and "=" not in v and "\0" not in v)
+    path = _checked(lambda value: value != "" and "\0" not in value, text.FILE_PATH)
+    model = _checked(lambda value: value.strip() != "" and value.isprintable(), text.MODEL_NAME)
+    variable = _checked(lambda v: v != "" and "=" not in v and "\0" not in v, text.VARIABLE_NAME)
     options: list[tuple[str, Callable[[str], object] | None, object, str]] = [
         ("--session", lambda value: Path(path(value)), None, "FILE"),
         ("--max-chars", positive_int, None, "N"),
-        ("--base-url", _base_url, None, "URL"),
+        ("--base-url", _checked(live.check_base_url), None, "URL"),
         ("--model", model, None, "NAME"),
         ("--api-key-env", variable, live.DEFAULT_API_KEY_ENV, "NAME"),
         ("--demo-tools", None, False, ""),
@@ -94,8 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class _Echo(live.OpenAICompatibleClient):
-    """The live client, writing text to stdout as it streams in and a note of each tool call to
-    stderr (redacted as its errors are)."""
+    """The live client, streaming text to stdout and a (redacted) note of each call to stderr."""
 
     def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
         printed = False
@@ -116,8 +105,7 @@ class _Echo(live.OpenAICompatibleClient):
 
 
 def unanswered_prompt(messages: Sequence[Message]) -> str | None:
-    """The prompt a failed run left without its final answer: the last user message, when only
-    its own tool units (or nothing) follow it; `None` when the last turn is answered."""
+    """The last prompt, when only its own tool units follow it: a failed run left it unanswered."""
     for message in reversed(messages):
         if isinstance(message, UserMessage):
             return message.content
@@ -127,17 +115,11 @@ def unanswered_prompt(messages: Sequence[Message]) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Chat until stdin ends; 0 when every prompt got its answer, 1 at the first failure, 130 at
-    Ctrl-C, 2 for a usage error (before anything is read or written)."""
+    """Chat until stdin ends: 0, or 1 at the first failure, 130 at Ctrl-C, 2 for a usage error."""
     notes, session, budget = sys.stderr, args.session, args.max_chars
     try:
-        client = _Echo(
-            args.base_url,
-            args.model,
-            api_key_env=args.api_key_env,
-            timeout=args.timeout,
-            deadline=args.deadline,
-        )
+        options = {name: getattr(args, name) for name in ("api_key_env", "timeout", "deadline")}
+        client = _Echo(args.base_url, args.model, **options)
     except ValueError as err:  # a caller that did not parse with `add_arguments`
         print(text.chat_error(text.CHAT_BAD_BASE_URL, str(err)), file=notes)
         return 2
@@ -150,8 +132,7 @@ def run(args: argparse.Namespace) -> int:
         print(text.chat_loaded(visible(str(session)), len(on_disk)), file=notes)
         unanswered = unanswered_prompt(on_disk)
         try:
-            for line in sys.stdin:
-                prompt = line.rstrip("\r\n")
+            for prompt in (line.rstrip("\r\n") for line in sys.stdin):
                 if not prompt.strip():
                     continue
                 prompts += 1

@@ -1,8 +1,4 @@
-"""A live model behind the loop: any OpenAI-compatible chat server, streamed (extra `live`).
-
-Text is passed on as it arrives, tool calls once the reply is complete; their arguments are
-untrusted JSON, narrowed as the chapter's `toolInput` does.
-"""
+"""A live model behind the loop: any OpenAI-compatible chat server, streamed (extra `live`)."""
 
 from __future__ import annotations
 
@@ -35,9 +31,8 @@ DEFAULT_DEADLINE = 600.0  # seconds: one whole request, from connecting to its l
 ERROR_CHARS = 300  # how much of a server's own error message an error quotes
 # httpx logs each request's URL and reason phrase; httpcore every response header (DEBUG).
 # A filter on a logger does not reach its children: name each one.
-HTTP_LOGGERS = [
-    "httpx",
-    *(f"httpcore.{n}" for n in ("connection", "http11", "http2", "proxy", "socks")),
+HTTP_LOGGERS = ["httpx"] + [
+    f"httpcore.{n}" for n in ("connection", "http11", "http2", "proxy", "socks")
 ]
 Redact = Callable[[str], str]
 
@@ -74,8 +69,7 @@ class ReplyLimits:
 
 
 def redactor(secrets: Iterable[str]) -> Redact:
-    """Writes `***` for each secret, in any letter case, each character in any form a server
-    may echo it in: itself, percent-encoded (`+` for a space, and back), JSON- or HTML-escaped."""
+    """`***` for each secret, any case, each character in any form a server may echo it in."""
 
     def any_form(char: str) -> str:
         forms = {char, "\\" + char, json.dumps(char)[1:-1], html.escape(char)}
@@ -89,9 +83,8 @@ def redactor(secrets: Iterable[str]) -> Redact:
 
 
 def shown_url(url: str) -> str:
-    """`url` (any text) as it may be printed: user-info, query and fragment `***`, invisible
-    characters escaped. The user-info runs from the scheme's `//` to the LAST `@`, and is hidden
-    first: a password typed unencoded means all of it, `#`, `?`, `/` and `@` included."""
+    """`url` (any text) as it may be printed: user-info (to the LAST `@`: a password typed
+    unencoded means all of it, `#?/@` too), query and fragment `***`, invisible ones escaped."""
     scheme = re.match(r"[a-z][a-z0-9+.-]*://", url, re.IGNORECASE)
     start = scheme.end() if scheme else 0
     at = url.rfind("@")
@@ -103,9 +96,7 @@ def shown_url(url: str) -> str:
 
 
 def check_base_url(url: str) -> SplitResult:
-    """The parts of an `http://` or `https://` API root, or `ValueError` quoting `shown_url`.
-    An `@` after the host is refused: it most often ends a password typed with `#`, `?` or `/`
-    unencoded, whose rest the URL rules would send on to the host in the path or query."""
+    """The parts of an `http://` or `https://` API root, or `ValueError` quoting `shown_url`."""
     why, parts = "not a URL", None
     if any(char.isspace() or not char.isprintable() for char in url):
         why = "the base URL holds a space or an invisible character"
@@ -114,7 +105,8 @@ def check_base_url(url: str) -> SplitResult:
             parts = urlsplit(url)
             if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
                 why = "not an http:// or https:// URL"
-            elif "@" in parts.path + parts.query + parts.fragment:
+            elif "@" in parts.path + parts.query + parts.fragment:  # most often a password
+                # typed with #, ? or / unencoded: read as a URL, its rest would go to the host
                 why = "an @ after the host: write it as %40 there, and # ? / @ in a user name "
                 why += "or password as %23 %3F %2F %40"
             else:
@@ -123,19 +115,6 @@ def check_base_url(url: str) -> SplitResult:
     if why or parts is None:
         raise ValueError(f"{why}: {shown_url(url)}")
     return parts
-
-
-def url_secrets(parts: SplitResult) -> list[str]:
-    """A URL's user-info and query, whole and in parts, as written and percent-decoded, and the
-    `Basic` token of its user-info; none under 6 characters (`?api-version=1` guards nothing)."""
-    userinfo = parts.netloc.rpartition("@")[0]
-    found = [userinfo, *userinfo.split(":", 1), parts.query]
-    found += [value for pair in parts.query.split("&") for value in pair.split("=", 1)[1:]]
-    decoded = [text for raw in found for text in (raw, unquote(raw))]
-    if "@" in parts.netloc:  # what the Authorization header carries, as a server may echo it
-        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
-        decoded.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
-    return [text for text in decoded if len(text) >= 6]
 
 
 def quote(text: str, redact: Redact, limit: int = 80) -> str:
@@ -172,10 +151,8 @@ def request_body(model: str, messages: Sequence[Message], tools: Sequence[Tool])
 
 
 def sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """Lines of an event stream from UTF-8 byte chunks, a last unended one too. They end at
-    CRLF, LF or CR only (the SSE rule), never at U+2028, which JSON may carry raw. Linear: an
-    unfinished line waits in pieces, joined once when it ends."""
-    pieces: list[str] = []  # the unfinished line
+    """Lines of an event stream, ended by CRLF, LF or CR only (never U+2028: JSON carries it raw)."""
+    pieces: list[str] = []  # the unfinished line, joined once when it ends: linear
     after_cr = False  # the text so far ends in CR: a LF that comes next belongs to it
     try:
         for text in codecs.iterdecode(chunks, "utf-8"):  # never empty
@@ -194,8 +171,7 @@ def sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:
 
 
 def sse_data(lines: Iterable[str]) -> Iterator[str]:
-    """The `data` of each complete event; comments and other fields are skipped. An event the
-    stream ends in the middle of is dropped, so a cut stream passes no half payload."""
+    """The `data` of each complete event: a cut stream passes no half payload."""
     data: list[str] = []
     for line in lines:
         name, _, value = line.partition(":")
@@ -206,16 +182,13 @@ def sse_data(lines: Iterable[str]) -> Iterator[str]:
             data.append(value.removeprefix(" "))
 
 
-def narrow_arguments(
-    name: str, arguments: str, tools_by_name: dict[str, Tool]
-) -> tuple[JSON, str | None]:
-    """The call's input, and why it must not run (`None`: it may). Arguments that are not JSON,
-    or not the object a tool's schema asks for, keep the model's text (or JSON) as the input."""
+def narrow_arguments(name: str, arguments: str, tools: dict[str, Tool]) -> tuple[JSON, str | None]:
+    """The call's input (the model's text, if not JSON), and why it must not run (`None`: it may)."""
     try:
         value: JSON = parse(arguments)
     except (ValueError, RecursionError) as err:
         return arguments, f"invalid JSON arguments for tool {name}: {describe_error(err)}"
-    tool = tools_by_name.get(name)
+    tool = tools.get(name)
     if tool is not None and tool.parameters.get("type") == "object" and not isinstance(value, dict):
         return value, f"tool {name} needs a JSON object as input, got {json_type(value)}"
     return value, None
@@ -228,9 +201,8 @@ def reply_events(
     limits: ReplyLimits = ReplyLimits(),
     redact: Redact = str,  # str(text) is text: nothing redacted
 ) -> Iterator[StreamEvent]:
-    """Events of one reply from its event-stream payloads: text as it comes, calls at the end.
-    Complete at `[DONE]`, or at the end of a stream that gave a `finish_reason`; server text
-    quoted in an error passes `redact` first."""
+    """One reply's events from its payloads: text as it comes, calls once complete (at `[DONE]`,
+    or at the end of a stream that gave a `finish_reason`)."""
     calls: dict[int, tuple[dict[str, str], list[str]]] = {}  # id and name, arguments in pieces
     finished, sizes = False, dict[int, int]()
     for payload in payloads:
@@ -301,8 +273,7 @@ def _error_text(body: object) -> str:
 
 
 class _Watch:
-    """One request's bounds. Its deadline holds where no byte arrives too (connecting, a head
-    that trickles): a timer shuts the request's sockets down, and the read in progress returns."""
+    """One request's bounds; at its deadline a timer shuts its sockets down, ending any read."""
 
     def __init__(self, client: OpenAICompatibleClient) -> None:
         self.client, self.passed, self.sockets = client, False, list[Any]()
@@ -344,10 +315,8 @@ class _Watch:
 
 
 class OpenAICompatibleClient:
-    """`stream(messages, tools)` against `POST {base_url}/chat/completions`, `stream: true`. The
-    key comes from `$api_key_env` (none is sent when it is unset); it and the URL's user-info and
-    query reach no repr, error or log. `timeout` bounds connecting and each wait for the reply's
-    next data, `deadline` the whole request, `limits` what one reply may hold."""
+    """`POST {base_url}/chat/completions`, streamed. The key (from `$api_key_env`, if set) and the
+    URL's user-info and query reach no repr, error or log."""
 
     def __init__(
         self,
@@ -374,13 +343,23 @@ class OpenAICompatibleClient:
         self.where, self.model, self.api_key_env = f"(POST {self.url})", model, api_key_env
         self.timeout, self.deadline, self.limits, self._httpx = timeout, deadline, limits, httpx
         self._api_key = os.environ.get(api_key_env) or None
-        self.redact = redactor([self._api_key or "", *url_secrets(parts)])
+        # the URL's user-info and query, whole and in parts, as written and percent-decoded, and
+        # its Basic token; none under 6 characters (`?api-version=1` guards nothing)
+        userinfo, query = parts.netloc.rpartition("@")[0], parts.query
+        found = [userinfo, *userinfo.split(":", 1), query]
+        found += [value for pair in query.split("&") for value in pair.split("=", 1)[1:]]
+        auth = (
+            (unquote(parts.username or ""), unquote(parts.password or ""))
+            if "@" in parts.netloc
+            else None
+        )
+        found += [base64.b64encode(":".join(auth).encode()).decode()] if auth else []
+        secrets = [text for raw in found for text in (raw, unquote(raw)) if len(text) >= 6]
+        self.redact = redactor([self._api_key or "", *secrets])
         headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
         headers |= {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        auth = None
-        if "@" in parts.netloc:  # sent as a header, so that no log line carries it in the URL
-            auth = (unquote(parts.username or ""), unquote(parts.password or ""))
-        # A fresh connection per request: its socket is the one the deadline can shut.
+        # auth as a header: no log line carries it in the URL; a fresh connection per request:
+        # its socket is the one the deadline can shut
         keep_none = httpx.Limits(max_keepalive_connections=0)
         self._http = httpx.Client(headers=headers, auth=auth, timeout=timeout, limits=keep_none)
         for name in HTTP_LOGGERS:  # removed by `close`
@@ -439,10 +418,8 @@ class OpenAICompatibleClient:
             if not hint and headers.get("retry-after"):
                 hint = f" — retry after {quote(headers['retry-after'], redact)} s"
             said = f"{status} {quote(response.reason_phrase, redact)}".strip()
-            detail = quote(detail, redact, ERROR_CHARS)
-            raise ModelHTTPError(
-                f"model server answered HTTP {said} {where}: {detail}{hint}", status
-            )
+            said += f" {where}: {quote(detail, redact, ERROR_CHARS)}{hint}"
+            raise ModelHTTPError(f"model server answered HTTP {said}", status)
         if "text/event-stream" not in (kind := headers.get("content-type", "")):
             said = f"{quote(kind, redact) or 'no content type'}, not an event stream {where}"
             raise ModelStreamError(f"model server answered {said}: does it support stream: true?")
