@@ -1,4 +1,1 @@
-"""The live model client and `chat` (extra `live`): the chapter's loop against a real server.
-
-Beyond the chapter: these import the chapter's modules, never the other way round.
-"""
+"""The live model client and `chat` (extra `live`): they import the chapter, never back."""
