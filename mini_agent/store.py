@@ -1,11 +1,6 @@
-"""Beyond the chapter: the session's store — what keeps a session file whole when processes
-overlap, writes fail, Ctrl-C strikes or a shared folder turns hostile (docs/DURABILITY.md).
-
-The session calls it twice: `read_lines` (the numbered non-blank lines, under the shared lock)
-and `append_line` (one line, under the exclusive lock, after the newline guard, whole or rolled
-back, synced on request). Refused files, torn last lines and the session's error live here too.
-It knows bytes and files, not messages (the session passes its parser in), and changes nothing
-outside a call: no signal handler, no process-wide hook."""
+"""Beyond the chapter: the session's store, behind two calls — `read_lines` and `append_line` —
+that keep a session file whole when processes overlap, writes fail or Ctrl-C strikes
+(docs/DURABILITY.md). It knows bytes and files, not messages: the session passes its parser in."""
 
 from __future__ import annotations
 
@@ -176,13 +171,8 @@ class Append:
 
 
 def append_line(path: PathLike, line: str, fsync: bool, load: Load) -> None:
-    """Append `line` and its newline to `path`, under the lock, or not at all.
-
-    An unterminated last line that `load` (the session's) reads is a record: a newline goes
-    first; any other refuses the append. A write (with `fsync`, its sync) that fails or is
-    interrupted is rolled back, a new file removed, and the error, naming the file, raised:
-    the record is not in the file unless `written_anyway(error)`. Bytes a writer that takes
-    no lock added meanwhile are never cut: the file is left as it is, with a note."""
+    """Append `line` and its newline to `path`, under the lock, or not at all: after the
+    newline guard; rolled back on failure unless `written_anyway(error)` (DURABILITY.md)."""
     append, name = Append(path), os.fspath(path)
     payload, check = f"{line}\n".encode(), functools.partial(_check_last_line, path, load)
     try:
@@ -395,14 +385,8 @@ else:
 
 
 def open_locked(path: PathLike, *, write: bool, create: bool = False) -> LockedFile:
-    """The regular file `path`, open and locked: exclusively for a writer (with `create`, made
-    when missing), shared for a reader. Use it in a `with` block.
-
-    What is refused is not opened (`refuse_path`, from `lstat`; the open follows no link and
-    does not block), and what was opened is refused from its `fstat` before the lock: a
-    refused file's lock, or another user's that a reader may read, is never waited for. Once
-    locked, the path must still name the file: renamed over meanwhile, open again; a link,
-    refuse."""
+    """The regular file `path`, open and locked (exclusive for a writer, shared for a reader);
+    what is refused is never opened, nor its lock waited for (DURABILITY.md, "refused files")."""
     for _ in range(_ATTEMPTS):
         file = _open(path, write, create)
         try:
@@ -429,9 +413,8 @@ def open_locked(path: PathLike, *, write: bool, create: bool = False) -> LockedF
 
 
 def _open(path: PathLike, write: bool, create: bool) -> LockedFile:
-    """Open what a look (`lstat`) did not refuse — a writer that may create does so exclusively,
-    which follows no link and tells who made the file — then make it blocking again, with
-    `O_APPEND` for a writer (against writers who take no lock), a new file exactly 0600."""
+    """Open what `lstat` did not refuse: no link followed, `O_APPEND` for a writer, a new file
+    made exclusively and exactly 0600."""
     for _ in range(_ATTEMPTS):
         refuse_path(path, write)
         try:
@@ -462,9 +445,8 @@ def _open(path: PathLike, write: bool, create: bool) -> LockedFile:
 
 
 def _open_flagged(path: str, flags: int) -> int:
-    """`_OPENER` (tests replace it), a writer's flags with `O_APPEND` (Windows' C library too). The
-    fd goes from `os.open` into a list and out to `io.FileIO` with no call between, so no signal
-    handler can come between (only a call checks for one, on 3.11 and later; `map` calls in C)."""
+    """`_OPENER` (tests replace it) with `O_APPEND` for a writer; the fd reaches `io.FileIO` with
+    no Python call between, so no signal handler can come between and leak it."""
     opened: list[int] = []
     flags |= _FLAGS | (os.O_APPEND if flags & os.O_RDWR else 0)
     opened[:] = map(_OPENER, (path,), (flags,))
@@ -510,10 +492,8 @@ if sys.platform == "win32":
         return kernel32
 
     def _lock(fd: int, write: bool, wait: bool = True) -> None:
-        """`LockFileEx` on the stand-in byte: exclusive for a writer, shared for a reader.
-        Asked without waiting, and again after a short sleep: a sleep is where Ctrl-C reaches
-        Python on Windows; a `LockFileEx` that waits would not be interrupted. Without
-        `wait`, a lock held by another is not waited for: the file stays unlocked."""
+        """`LockFileEx` on the stand-in byte, asked without waiting and again after a short sleep
+        (where Ctrl-C reaches Python on Windows); without `wait`, never waited for."""
         handle, flags, pause = msvcrt.get_osfhandle(fd), _FAIL_AT_ONCE, 0.001
         if write:
             flags |= _EXCLUSIVE
@@ -593,10 +573,8 @@ _TAIL = 8  # characters kept from the line's end: more than any of the above
 
 
 def why_not_torn(error: SessionFormatError, line: Iterable[bytes]) -> str | None:
-    """`None` when an unterminated last line (in pieces: never held whole), refused by the
-    loader as `error`, is a torn append, else why not. A prefix of a record starts with `{`,
-    holds no control byte (NUL padding is no record), is UTF-8 up to a character cut in two,
-    and breaks off where the decoder stops: inside a string, or after what can continue."""
+    """`None` when an unterminated last line the loader refused as `error` is a torn append (a
+    record's prefix: `{`, no control byte, UTF-8 up to a cut character), else why not."""
     if error.phrase != INVALID_JSON:
         return "it is complete JSON, but not a record"
     decoder = codecs.getincrementaldecoder("utf-8")()
@@ -632,9 +610,8 @@ def pieces(data: bytes) -> Iterator[bytes]:
 
 
 def why_repair_refuses(error: SessionFormatError, line: Iterable[bytes], load: Load) -> str | None:
-    """`None` when `repair` would cut an unterminated last line (in pieces, iterable twice)
-    that `load` refused with `error`, else why not: it cuts a torn record, NUL bytes a crash
-    left where the last appends should be (not a file of NULs alone), and a record then NULs."""
+    """`None` when `repair` would cut the last line `load` refused with `error` (a torn record,
+    a crash's NUL bytes, or a record then NULs), else why not."""
     reason = why_not_torn(error, line)
     if reason is None:
         return None
