@@ -1,8 +1,6 @@
 # 中文全角标点
-"""Beyond the chapter: a session, its units and a trim as plain text, in Chinese — what the
-command line's `show` and `trim` and `chat`'s request lines print. The notebooks' views
-(outside this package) draw the same listings as HTML and keep this text as their plain form.
-"""
+"""A session, its units and a trim as plain Chinese text: what `show`, `trim` and `chat` print
+(the notebooks' views draw them as HTML and keep this text as their plain form)."""
 
 from __future__ import annotations
 
@@ -30,6 +28,9 @@ Budget = int | None | _Unstated
 class ListingWords:
     """The words of the listings; the notebooks' `Words` adds its own to these."""
 
+    kept: str = "保留"
+    dropped: str = "丢弃"
+
     def chars(self, count: int) -> str:
         return f"{count} 字符"
 
@@ -45,46 +46,17 @@ class ListingWords:
     def unit(self, number: int | str) -> str:
         return f"单元 {number}"
 
-    kept: str = "保留"
-    dropped: str = "丢弃"
-
-    def trim_summary(
-        self, budget: int, kept_units: int, units: int, kept: int, messages: int, used: int
-    ) -> str:
-        return (
-            f"预算 {budget} 字符：保留 {kept_units}/{units} 个单元、"
-            f"{kept}/{messages} 条消息，用了 {used} 字符"
-        )
+    def trim_summary(self, budget: int, units: str, messages: str, used: int) -> str:
+        return f"预算 {budget} 字符：保留 {units} 个单元、{messages} 条消息，用了 {used} 字符"
 
     def trim_error(self, budget: int, error: str) -> str:
         return f"预算 {budget} 字符：{error}"
-
-    def older_dropped(self, count: int, chars: int) -> str:
-        return f"… 更早的 {count} 个单元已丢弃，共 {chars} 字符"
-
-    def newer_kept(self, count: int, chars: int) -> str:
-        return f"… 更新的 {count} 个单元已保留，共 {chars} 字符"
 
     def request(self, number: int) -> str:
         return f"第 {number} 次请求"
 
     def budget(self, budget: Budget) -> str:
         return "不设预算" if budget is None else f"预算 {budget}"
-
-    def request_line(
-        self,
-        number: int,
-        disk: int,
-        disk_chars: int | None,
-        sent: int,
-        sent_chars: int,
-        budget: Budget,
-    ) -> str:
-        limit = "" if isinstance(budget, _Unstated) else f"（{self.budget(budget)}）"
-        on_disk = (
-            self.messages(disk) if disk_chars is None else self.messages_chars(disk, disk_chars)
-        )
-        return f"{self.request(number)}：磁盘上 {on_disk}；发出 {self.messages_chars(sent, sent_chars)}{limit}"
 
 
 WORDS: Final = ListingWords()
@@ -98,28 +70,23 @@ def request_line(
     *,
     disk_chars: bool = True,
 ) -> str:
-    """One line: what is on disk beside what request `number` sent — the one printer that the
-    demo, the run stepper, `RunView` and `chat` share. `disk_chars=False` leaves out the
-    characters on disk (`RunView`: in 06 they would be the answer to the exercise above it)."""
-    return WORDS.request_line(
-        number,
-        len(disk),
-        estimate_context_chars(disk) if disk_chars else None,
-        len(sent),
-        estimate_context_chars(sent),
-        budget,
+    """What is on disk beside what request `number` sent, in one line (`disk_chars=False`:
+    without the characters on disk)."""
+    disk_said = (
+        WORDS.messages_chars(len(disk), estimate_context_chars(disk))
+        if disk_chars
+        else WORDS.messages(len(disk))
     )
+    sent_said = WORDS.messages_chars(len(sent), estimate_context_chars(sent))
+    limit = "" if isinstance(budget, _Unstated) else f"（{WORDS.budget(budget)}）"
+    return f"{WORDS.request(number)}：磁盘上 {disk_said}；发出 {sent_said}{limit}"
 
 
-# --- one message, one unit -----------------------------------------------------------------
-
-_MAX_TEXT = 60
 LABEL_WIDTH = 16  # `assistant(c1,c2)`: a longer label widens its whole column
 
 
 def label(message: Message) -> str:
-    """A short tag such as `assistant(a,b)`, `tool a!` (an error result) or `user`; the ids
-    come from a file or a model, so they are shown through `visible`."""
+    """`assistant(a,b)`, `tool a!` (an error result) or `user`."""
     if isinstance(message, AssistantMessage) and message.tool_calls:
         return f"assistant({','.join(visible(call.id) for call in message.tool_calls)})"
     if isinstance(message, ToolMessage):
@@ -128,13 +95,12 @@ def label(message: Message) -> str:
 
 
 def unit_text(unit: Sequence[Message]) -> str:
-    """`[assistant(a,b) | tool a | tool b]`: one unit on one line, as the listings show it."""
+    """`[assistant(a,b) | tool a | tool b]`: one unit on one line."""
     return "[" + " | ".join(label(message) for message in unit) + "]"
 
 
-def shorten(text: str, limit: int = _MAX_TEXT) -> str:
-    """One line of at most `limit` characters, as JSON escapes it (`\\n`, `\\u0000`), with
-    what JSON leaves raw but a screen hides escaped too (`\\u202e`); never cut in an escape."""
+def shorten(text: str, limit: int = 60) -> str:
+    """One line of at most `limit` characters, escaped as JSON escapes it, never cut in an escape."""
     return visible_json(stringify(text)[1:-1], limit)
 
 
@@ -150,7 +116,7 @@ def detail(message: Message) -> str:
 
 
 def display_width(text: str) -> int:
-    # CJK characters take two columns in a monospaced font.
+    """How many terminal columns `text` takes: a wide (CJK) character two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
@@ -159,12 +125,8 @@ def pad(text: str, width: int) -> str:
 
 
 def label_width(messages: Sequence[Message]) -> int:
-    """The label column's width: `LABEL_WIDTH`, or the longest label's, so that every row's
-    next column starts at the same place (`assistant(read-1,read-2)` included)."""
+    """The label column's width: `LABEL_WIDTH`, or the longest label's."""
     return max([LABEL_WIDTH, *(display_width(label(message)) for message in messages)])
-
-
-# --- the listings ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -213,9 +175,6 @@ class TrimListing:
 
     messages: Sequence[Message]
     max_chars: int
-    window: int | None = None
-    """List only this many units on each side of the cut; count the others in one line each
-    (a 2,000-message session stays readable). `None`: every unit."""
 
     @cached_property
     def units(self) -> list[list[Message]]:
@@ -239,14 +198,12 @@ class TrimListing:
         return self._outcome if isinstance(self._outcome, ContextBudgetError) else None
 
     @property
-    def problem(self) -> ContextBudgetError | TypeError | None:
-        """The budget error, or the `TypeError` of a budget that is no int."""
-        return self._outcome if isinstance(self._outcome, Exception) else None
-
-    @property
     def error(self) -> str | None:
         """The chapter's budget error (or a budget's type error), when no context came out."""
-        return None if self.problem is None else str(self.problem)
+        return str(self._outcome) if isinstance(self._outcome, Exception) else None
+
+    def gloss_line(self, error: Exception) -> str | None:
+        return gloss_line(error)
 
     @cached_property
     def rows(self) -> list[Row]:
@@ -260,32 +217,19 @@ class TrimListing:
 
     def summary(self) -> str:
         """What was kept, in one line; or the chapter's budget error, its 释义 line under it."""
-        kept = self.kept
-        if kept is None:
-            said = WORDS.trim_error(self.max_chars, str(self.error))
-            meaning = None if self.problem is None else gloss_line(self.problem)
+        if isinstance(self._outcome, Exception):
+            said = WORDS.trim_error(self.max_chars, str(self._outcome))
+            meaning = self.gloss_line(self._outcome)
             return said if meaning is None else f"{said}\n{meaning}"
-        kept_units = sum(1 for *_, is_kept in self.rows if is_kept)
+        units = f"{sum(1 for *_, is_kept in self.rows if is_kept)}/{len(self.units)}"
+        messages = f"{len(self._outcome)}/{len(self.messages)}"
         return WORDS.trim_summary(
-            self.max_chars,
-            kept_units,
-            len(self.units),
-            len(kept),
-            len(self.messages),
-            estimate_context_chars(kept),
+            self.max_chars, units, messages, estimate_context_chars(self._outcome)
         )
 
     def shown(self) -> tuple[list[Row], str, str]:
-        """The rows to list, and the lines counting older dropped / newer kept units."""
-        rows = self.rows
-        if self.window is None:
-            return rows, "", ""
-        cut = next((i for i, (*_, is_kept) in enumerate(rows) if is_kept), len(rows))
-        low, high = max(0, cut - self.window), min(len(rows), cut + self.window)
-        older, newer = rows[:low], rows[high:]
-        before = WORDS.older_dropped(len(older), sum(r[2] for r in older))
-        after = WORDS.newer_kept(len(newer), sum(r[2] for r in newer))
-        return rows[low:high], before if older else "", after if newer else ""
+        """The rows to list, and the lines counting the units left out before and after."""
+        return self.rows, "", ""
 
     def __repr__(self) -> str:
         shown, before, after = self.shown()

@@ -46,7 +46,6 @@ from mini_agent.context import ContextBudgetError
 from mini_agent.context import context_units as _context_units
 from mini_agent.context import estimate_context_chars as _estimate_context_chars
 from mini_agent.context import trim_context as _trim_context
-from mini_agent.glosses import gloss_shown, gloss_text
 from mini_agent.json_form import js_length
 from mini_agent.messages import (
     AssistantMessage,
@@ -66,13 +65,14 @@ from mini_agent.session import (
     load_session,
     parse_session_message,
 )
-from mini_agent.visible import visible_html, visible_line, visible_text
+from mini_agent.visible import visible_line, visible_text
 
 from . import demo06
 from .buggy import Record
+from .glosses import gloss_shown, gloss_text
 from .mistakes import like_a_typescript_literal, units_earliest_declarer
 from .samples import chapter_picture
-from .style import page, palette
+from .style import page, palette, visible_html
 from .text import FAIL, PASS, request_line, words
 from .trace import label
 from .watch import DiskWatchingClient, Watched

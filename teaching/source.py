@@ -16,10 +16,10 @@ from unicodedata import east_asian_width
 from mini_agent.chapter import agent as chapter_agent
 from mini_agent.chapter import context as chapter_context
 from mini_agent.chapter import session as chapter_session
-from mini_agent.visible import visible_html, visible_text
+from mini_agent.visible import visible_text
 
 from .book import Excerpt
-from .style import WRAP
+from .style import WRAP, visible_html
 from .text import words
 
 Panel = tuple[str, str]  # (title, code)

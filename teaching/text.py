@@ -57,6 +57,12 @@ class Words(ListingWords):
     stopped_here: str = "丢弃：第一个装不下的，从这里停下"  # the unit `trim_context` breaks at
     too_big: str = "比预算还大"  # the newest unit, when the budget cannot hold it
 
+    def older_dropped(self, count: int, chars: int) -> str:
+        return f"… 更早的 {count} 个单元已丢弃，共 {chars} 字符"
+
+    def newer_kept(self, count: int, chars: int) -> str:
+        return f"… 更新的 {count} 个单元已保留，共 {chars} 字符"
+
     def unit_note(self, number: int, chars: int, state: str = "") -> str:
         return " · ".join(filter(None, [self.unit(number), self.chars(chars), state]))
 

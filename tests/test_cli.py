@@ -26,10 +26,11 @@ from mini_agent import (
     cli_text,
     load_session,
 )
-from mini_agent.cli import ELSEWHERE, EXIT_USAGE, argparse_text, build_parser, columns, main
+from mini_agent.cli import ELSEWHERE, EXIT_USAGE, argparse_text, build_parser, main
 from mini_agent.cli_text import ARGPARSE, COMMANDS
 from mini_agent.glosses import KIT_DETAIL
 from mini_agent.listing import SessionListing, TrimListing, UnitsListing
+from mini_agent.listing import display_width as columns
 from mini_agent.live import chat
 from mini_agent.messages import record_line
 from mini_agent.session import SessionFormatError
