@@ -70,19 +70,11 @@ def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") ->
 
 def _line_start(file: BinaryIO, number: int) -> int | None:
     """The offset where line `number` starts; `None` when the file has fewer."""
-    offset, newlines = 0, 0
-    while newlines < number - 1:
-        chunk = file.read(store.CHUNK)
-        if not chunk:
-            return None
-        count = chunk.count(b"\n")
-        if newlines + count >= number - 1:
-            at = -1
-            for _ in range(number - 1 - newlines):
-                at = chunk.index(b"\n", at + 1)
-            return offset + at + 1
-        newlines, offset = newlines + count, offset + len(chunk)
-    return 0
+    for _ in range(number - 1):
+        while not (piece := file.readline(store.CHUNK)).endswith(b"\n"):
+            if not piece:
+                return None
+    return file.tell()
 
 
 class _Line:
@@ -163,34 +155,23 @@ def run_repair(args: argparse.Namespace) -> int:
 # --- argparse, in Chinese -------------------------------------------------------------------
 
 _PLACEHOLDER = re.compile(r"%(?:\((\w+)\))?[sr]")  # `%s`, `%r`, `%(name)s`
-
-
-def _translation(english: str, chinese: str) -> tuple[re.Pattern[str], Callable[[Any], str]]:
-    """What `english % values` prints, as a pattern; and the match said in `chinese`."""
-    pieces = _PLACEHOLDER.split(english)  # text, name, text, name …, text
-    names = [name or f"_{i}" for i, name in enumerate(pieces[1::2])]
-    groups = [f"(?P<{name}>.*?)" for name in names]
-    pattern = "".join(re.escape(t) + g for t, g in zip(pieces[::2], [*groups, ""], strict=True))
-
-    def said(match: re.Match[str]) -> str:
-        values = {
-            k: argparse_text(v) if k == "message" else v for k, v in match.groupdict().items()
-        }
-        filled = iter(values[name] for name in names)
-        return _PLACEHOLDER.sub(lambda _: next(filled), chinese)
-
-    return re.compile(pattern, re.S), said
-
-
-_TRANSLATIONS = [_translation(english, chinese) for english, chinese in ARGPARSE.items()]
+# what `english % values` prints, as a pattern; the placeholders' names; the Chinese around
+# the same placeholders, in the same order
+_TRANSLATIONS = [
+    (re.compile("(.*?)".join(map(re.escape, _PLACEHOLDER.split(english)[::2])), re.S),
+     _PLACEHOLDER.findall(english), _PLACEHOLDER.split(chinese)[::2])
+    for english, chinese in ARGPARSE.items()
+]  # fmt: skip
 
 
 def argparse_text(message: str) -> str:
     """argparse's English `message` in `ARGPARSE`'s Chinese; one it lacks stays as it is."""
-    for pattern, said in _TRANSLATIONS:
+    for pattern, names, chinese in _TRANSLATIONS:
         match = pattern.fullmatch(message)
         if match is not None:
-            return said(match)
+            said = zip(names, match.groups(), strict=True)
+            values = [argparse_text(v) if name == "message" else v for name, v in said]
+            return chinese[0] + "".join(map(str.__add__, values, chinese[1:]))
     return message
 
 

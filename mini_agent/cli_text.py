@@ -77,6 +77,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
 UNITS_HELP: Final = "按一致单元分组列出"
 TRIM_BUDGET_HELP: Final = "预算（字符数）"
 
+# A line with blanks, `name = "…{}…".format`: `name(values…)` fills them in order.
+
 # argument types (`cli_arguments`, `chat`'s own)
 INTEGER: Final = "整数"
 NUMBER: Final = "数"
@@ -84,20 +86,10 @@ FILE_PATH: Final = "文件路径"
 MODEL_NAME: Final = "模型名"
 VARIABLE_NAME: Final = "环境变量名"
 
-
-def not_a(kind: str, shown: str) -> str:
-    return f"不是{kind}：{shown}"
-
-
-def not_positive(text: str) -> str:
-    return f"必须大于 0，这里是 {text!r}"
-
-
+not_a = "不是{}：{}".format  # kind, the argument as typed (quoted, escaped)
+not_positive = "必须大于 0，这里是 {!r}".format
 BAD_BASE_URL: Final = "不是可用的地址"
-
-
-def bad_base_url(detail: str) -> str:
-    return f"{BAD_BASE_URL}：{detail}"
+bad_base_url = f"{BAD_BASE_URL}：{{}}".format  # the live client's reason, in English
 
 
 def check_summary(path: str, count: int, chars: int, roles: Mapping[str, int]) -> str:
@@ -111,8 +103,7 @@ def gloss_lines(error: BaseException | str) -> list[str]:
     return [] if meaning is None else [f"  释义：{meaning}"]
 
 
-def torn_hint(command: str) -> str:
-    return f"  最后一行不完整（写的时候被打断了？）：`{command}` 会把它移进备份文件"
+torn_hint = "  最后一行不完整（写的时候被打断了？）：`{}` 会把它移进备份文件".format  # the repair
 
 
 def budget_error(where: str, error: ContextBudgetError, budget: int | None) -> list[str]:
@@ -125,39 +116,18 @@ def budget_error(where: str, error: ContextBudgetError, budget: int | None) -> l
     return lines
 
 
-def repair_cut(path: str, line: int, cut: int, backup: str, loaded: int) -> str:
-    return (
-        f"{path}: 已把写到一半的最后一行（第 {line} 行，{cut} 字节）剪进 {backup}；"
-        f"现在能加载 {loaded} 条消息"
-    )
-
-
-def repair_nothing(path: str, loaded: int) -> str:
-    return f"{path}: 没有要修复的地方；能加载 {loaded} 条消息"
-
-
+# path, line, bytes cut, backup, messages loaded
+repair_cut = "{}: 已把写到一半的最后一行（第 {} 行，{} 字节）剪进 {}；现在能加载 {} 条消息".format
+repair_nothing = "{}: 没有要修复的地方；能加载 {} 条消息".format  # path, messages loaded
 REPAIR_REFUSED: Final = "拒绝修复，文件原样未动"
-
-
-def repair_refused(path: str, reason: str) -> str:
-    return f"{path}: {REPAIR_REFUSED}：{reason}"
-
-
+repair_refused = f"{{}}: {REPAIR_REFUSED}：{{}}".format  # path, repair's reason (English)
 OS_ERROR: Final = "操作系统报错"
 MISSING_FILE: Final = (
     "  说明：load_session 本身遇到不存在的文件不报错，返回 []（一个空会话：首次启动就是这样）；"
     "命令行拒绝，是因为你点名了一个文件，它应当存在"
 )
 REFUSED_FILE: Final = "拒绝使用这个文件"
-
-
-def os_error(prog: str, lead: str, detail: str) -> str:
-    return f"{prog}: {lead}：{detail}"
-
-
-def said_by(role: str, text: str) -> str:
-    return f"{role}: {text}"
-
+os_error = "{}: {}：{}".format  # program, lead-in, what the system said
 
 # chat (`mini_agent.live.chat`)
 CHAT_DESCRIPTION: Final = """\
@@ -182,23 +152,14 @@ CHAT_HELP: Final[dict[str, str]] = {
     "--deadline": "一次模型请求总共超过这么久就放弃\n（默认：%(default)s）",
     "--fsync": "每条记录都先同步到磁盘再继续：断电或死机后\n它还在，代价是变慢",
 }
-
-
-def chat_loaded(path: str, count: int) -> str:
-    return f"{path}: 磁盘上有 {count} 条消息"
-
-
-def chat_tool_call(shown: str) -> str:
-    return f"[工具调用] {shown}"
-
-
+chat_loaded = "{}: 磁盘上有 {} 条消息".format  # path, count
+chat_tool_call = "[工具调用] {}".format
+chat_error = "错误：{}：{}".format  # lead-in, what was said
+chat_not_utf8 = "错误：标准输入不是 UTF-8 文本（{}）；这一行没有发出".format
+# an HTTP 401 or 403: most often the key, in this environment variable
+model_key_refused = "模型服务拒绝了请求（看看 ${} 是不是有效的 key）".format
 CHAT_ANSWERING: Final = "会话以这条提问结尾，还没有回答：现在回答它"
 CHAT_INTERRUPTED: Final = "已中断"
-
-
-def chat_error(lead: str, detail: str) -> str:
-    return f"错误：{lead}：{detail}"
-
 
 MODEL_ERRORS: Final[dict[str, str]] = {  # by the class name of a `ModelClientError`
     "ModelHTTPError": "模型服务返回了错误",
@@ -209,11 +170,6 @@ MODEL_ERRORS: Final[dict[str, str]] = {  # by the class name of a `ModelClientEr
     "ModelClientError": "模型请求失败",
 }
 
-
-def model_key_refused(variable: str) -> str:  # an HTTP 401 or 403: most often the key
-    return f"模型服务拒绝了请求（看看 ${variable} 是不是有效的 key）"
-
-
 CHAT_MISSING_EXTRA: Final = "缺少可选依赖"
 CHAT_BAD_BASE_URL: Final = "--base-url 不是可用的地址"
 CHAT_TURN_LIMIT: Final = "模型一直在调用工具"
@@ -221,10 +177,6 @@ CHAT_REPLY_LOST: Final = "失败的这次回复一点也没有记下；它的提
 CHAT_TOOLS_KEPT: Final = "它的工具单元已在磁盘上，最终回答还没有"
 CHAT_PROMPT_KEPT: Final = "这条提问已在磁盘上，还没有回答"
 CHAT_LARGER_BUDGET: Final = "，并给一个更大的 --max-chars"
-
-
-def chat_not_utf8(reason: str) -> str:
-    return f"错误：标准输入不是 UTF-8 文本（{reason}）；这一行没有发出"
 
 
 def chat_resume(session: str, prompts: int, change: str = "") -> str:

@@ -26,34 +26,19 @@ Budget = int | None | _Unstated
 
 
 class ListingWords:
-    """The words of the listings; the notebooks' `Words` adds its own to these."""
+    """The listings' words (`"…{}…".format`: the values in order); notebooks' `Words` adds its own."""
 
-    kept: str = "保留"
-    dropped: str = "丢弃"
-
-    def chars(self, count: int) -> str:
-        return f"{count} 字符"
-
-    def messages(self, count: int) -> str:
-        return f"{count} 条消息"
-
-    def messages_chars(self, count: int, chars: int) -> str:
-        return f"{self.messages(count)}，{chars} 字符"
-
-    def units(self, count: int) -> str:
-        return f"{count} 个单元"
-
-    def unit(self, number: int | str) -> str:
-        return f"单元 {number}"
-
-    def trim_summary(self, budget: int, units: str, messages: str, used: int) -> str:
-        return f"预算 {budget} 字符：保留 {units} 个单元、{messages} 条消息，用了 {used} 字符"
-
-    def trim_error(self, budget: int, error: str) -> str:
-        return f"预算 {budget} 字符：{error}"
-
-    def request(self, number: int) -> str:
-        return f"第 {number} 次请求"
+    kept = "保留"
+    dropped = "丢弃"
+    chars = "{} 字符".format
+    messages = "{} 条消息".format
+    messages_chars = "{} 条消息，{} 字符".format
+    units = "{} 个单元".format
+    unit = "单元 {}".format
+    # budget, units kept/all, messages kept/all, characters used
+    trim_summary = "预算 {} 字符：保留 {} 个单元、{} 条消息，用了 {} 字符".format
+    trim_error = "预算 {} 字符：{}".format
+    request = "第 {} 次请求".format
 
     def budget(self, budget: Budget) -> str:
         return "不设预算" if budget is None else f"预算 {budget}"
