@@ -1,13 +1,10 @@
 """`python -m mini_agent` (or `mini-agent`): look at, trim and repair session files, and chat.
-
-Each subcommand returns its exit code; `main` turns a session's, a budget's or the system's
-error into exit 1 with a message on stderr. Every line goes through `visible`, every word is
-`cli_text`'s (argparse's too, through `CommandParser` and `HelpFormatter`).
-"""
+Every line printed goes through `visible`; every word is `cli_text`'s, argparse's too."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import io
 import os
@@ -15,14 +12,14 @@ import re
 import shutil
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO, NoReturn, TextIO
 
 from . import cli_text as text
 from . import store
 from .cli_arguments import positive_int
 from .cli_text import ARGPARSE, COMMANDS
-from .context import ContextBudgetError, estimate_context_chars
+from .context import ContextBudgetError, context_units, estimate_context_chars
 from .glosses import phrase_first
 from .listing import SessionListing, TrimListing, UnitsListing, display_width
 from .repair import RepairRefusedError, repair_session, why_repair_refuses
@@ -30,16 +27,11 @@ from .session import INVALID_JSON, SessionFormatError, parse_session_lines
 from .visible import visible, visible_line, visible_text
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
-EXCERPT_CHARS = 72
 # subcommands imported only when chosen, each with `add_arguments` and `run`
 ELSEWHERE = {"chat": "mini_agent.live.chat"}
 # the kit's own refusals of a path (a link, a file others may write …): not the system's error
-REFUSALS = (
-    store.SymlinkRefusedError,
-    store.HardLinkRefusedError,
-    store.UntrustedFileError,
-    store.NotARegularFileError,
-)
+REFUSALS = (store.SymlinkRefusedError, store.HardLinkRefusedError, store.UntrustedFileError,
+            store.NotARegularFileError)  # fmt: skip
 
 
 def say(said: str, file: TextIO | None = None) -> None:
@@ -49,16 +41,17 @@ def say(said: str, file: TextIO | None = None) -> None:
 
 def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") -> str:
     """`FILE:LINE: ` and the chapter's phrase, then (indented) `phrase_first`'s other lines and
-    the bad line, shortened; the file is read again a chunk at a time, memory stays bounded."""
+    the bad line, shortened (the file is read again a chunk at a time: memory stays bounded)."""
     path = visible(str(err.path))
-    head, *rest = phrase_first(err)
-    lines = [f"{path}:{err.line}: {visible(head)}", *(f"  {visible(line)}" for line in rest)]
+    first, *rest = phrase_first(err)
+    lines = [f"{path}:{err.line}: {visible(first)}", *(f"  {visible(line)}" for line in rest)]
     try:
         with open(err.path, "rb") as file:
             start = _line_start(file, err.line)
             if start is None:  # the file has shrunk meanwhile
                 return "\n".join(lines)
-            lines.append(f"  {err.line} | {excerpt(_Line(file, start), err.column)}")
+            head = file.read(4 * ((err.column or 0) + 80)).partition(b"\n")[0]  # 4 bytes a char
+            lines.append(f"  {err.line} | {excerpt(head, err.column)}")
             line = _Line(file, start)
             torn = err.phrase == INVALID_JSON and why_repair_refuses(err, line) is None
             if torn and not line.terminated:
@@ -96,19 +89,13 @@ class _Line:
             yield chunk
 
 
-def excerpt(line: Iterable[bytes], column: int | None = None, limit: int = EXCERPT_CHARS) -> str:
+def excerpt(line: bytes, column: int | None = None, limit: int = 72) -> str:
     """The line, shortened; when the error's column lies beyond the cut, the part around it."""
     skip = column - limit // 2 if column is not None and column > limit // 2 else 0
-    enough = 4 * (skip + limit + 2)  # bytes: UTF-8 takes at most 4 a character
-    data = b""
-    for piece in line:
-        data += piece
-        if len(data) >= enough:
-            break
-    shown = data[:enough].decode("utf-8", "replace")
+    shown = line.decode("utf-8", "replace")
     if skip and len(shown) > limit:
         return "…" + visible_line(shown[skip : skip + limit], limit - 1)
-    return visible_line(shown[: limit + 1], limit)
+    return visible_line(shown, limit)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -121,7 +108,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     messages = parse_session_lines(store.read_lines(args.file), args.file)
-    say(repr(UnitsListing.of(messages) if args.units else SessionListing(messages)))
+    say(repr(UnitsListing(context_units(messages)) if args.units else SessionListing(messages)))
     return EXIT_OK
 
 
@@ -209,12 +196,10 @@ class CommandParser(argparse.ArgumentParser):
     elsewhere: str | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        add_help = kwargs.get("add_help", True)
-        super().__init__(*args, **{**kwargs, "add_help": False})  # argparse's -h is English
-        if add_help:
-            self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS,
-                              help=ARGPARSE["show this help message and exit"])  # fmt: skip
+        kwargs = {"formatter_class": HelpFormatter, **kwargs, "add_help": False}  # our own -h
+        super().__init__(*args, **kwargs)
+        self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS,
+                          help=ARGPARSE["show this help message and exit"])  # fmt: skip
 
     def _load(self) -> None:
         if self.elsewhere is not None:
@@ -241,9 +226,9 @@ class CommandParser(argparse.ArgumentParser):
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    parser = CommandParser(
-        prog=prog or _program_name(), description=text.PROGRAM_DESCRIPTION, epilog=text.EXIT_CODES
-    )
+    script = os.path.basename(sys.argv[0]) if sys.argv else ""  # the `mini-agent` script's?
+    prog = prog or ("mini-agent" if script == "mini-agent" else "python -m mini_agent")
+    parser = CommandParser(prog=prog, description=text.PROGRAM_DESCRIPTION, epilog=text.EXIT_CODES)
     subparsers = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=CommandParser
     )
@@ -265,11 +250,6 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _program_name() -> str:
-    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    return name if name == "mini-agent" else "python -m mini_agent"
-
-
 def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
     """Run one subcommand (of `parser`, by default this program's); return its exit code.
     Touches no global state: a library may call it."""
@@ -277,15 +257,14 @@ def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | No
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)
+        return code
     except SessionFormatError as err:
-        say(format_error(err, getattr(args, "prog", parser.prog)), sys.stderr)
-        return EXIT_PROBLEM
+        said = format_error(err, getattr(args, "prog", parser.prog))
     except ContextBudgetError as err:
-        budget = getattr(args, "max_chars", None)
-        say("\n".join(text.budget_error(parser.prog, err, budget)), sys.stderr)
-        return EXIT_PROBLEM
-    except BrokenPipeError:
-        _silence_stdout()  # the reader stopped reading (`| head`): not worth a message
+        said = "\n".join(text.budget_error(parser.prog, err, getattr(args, "max_chars", None)))
+    except BrokenPipeError:  # the reader stopped reading (`| head`): not worth a message, and
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):  # none at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_PROBLEM
     except OSError as err:
         lead = text.REFUSED_FILE if isinstance(err, REFUSALS) else text.OS_ERROR
@@ -296,9 +275,9 @@ def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | No
         named = getattr(args, "file", None)
         if isinstance(err, FileNotFoundError) and named is not None and err.filename == named:
             lines.append(text.MISSING_FILE)  # where load_session itself would return []
-        say("\n".join(lines), sys.stderr)
-        return EXIT_PROBLEM
-    return code
+        said = "\n".join(lines)
+    say(said, sys.stderr)
+    return EXIT_PROBLEM
 
 
 def program(entry: Callable[[], int] = main) -> NoReturn:
@@ -307,11 +286,3 @@ def program(entry: Callable[[], int] = main) -> NoReturn:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
     sys.exit(entry())
-
-
-def _silence_stdout() -> None:
-    try:  # Python would complain again when it flushes stdout at exit
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, io.UnsupportedOperation):
-        pass

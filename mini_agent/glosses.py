@@ -89,12 +89,18 @@ a complete JSON value is followed by more bytes => 一个完整的 JSON 值后�
 it breaks at column (\d+), not where it ends => 它断在第 \1 列，而不是断在行尾
 every byte of the file is NUL: no record survived; move the file away => 文件的每个字节都是 NUL：一条记录也没留下；把这个文件挪走
 """)  # why a last line is not a torn record (`store`)
-REPAIR_NULS = " (NUL bytes where records should be: a crash of a file system lost them)"
-REPAIR_ONLY = ": repair only cuts a torn last line"
-REPAIR_ADVICE = f"; {ADVICE}"
-REPAIR_ADVICE_GLOSS = (
-    "要保留还能读的部分：先复制这个文件，再在编辑器里删掉坏的行"
-    "（`python -m mini_agent check FILE` 会指出每一行）"
+# what `repair` adds to a refusal's reason (the innermost first), and its Chinese
+REPAIR_SUFFIXES = (
+    (
+        " (NUL bytes where records should be: a crash of a file system lost them)",
+        "（本该是记录的地方是 NUL 字节：文件系统崩溃时丢了它们）",
+    ),
+    (": repair only cuts a torn last line", "：repair 只剪掉写到一半的最后一行"),
+    (
+        f"; {ADVICE}",
+        "；要保留还能读的部分：先复制这个文件，再在编辑器里删掉坏的行"
+        "（`python -m mini_agent check FILE` 会指出每一行）",
+    ),
 )
 # a step of `repair_session` that the system refused, as its OSError names it
 REPAIR_STEPS = table("""
@@ -118,26 +124,18 @@ def first(table: Table, text: str) -> str | None:
 
 def _repair_reason(text: str) -> str | None:
     """The Chinese of a `RepairRefusedError.reason`, or `None` when it is not one."""
-    advice = text.endswith(REPAIR_ADVICE)
-    text = text.removesuffix(REPAIR_ADVICE)
+    added: list[str] = []
+    for suffix, meaning in reversed(REPAIR_SUFFIXES):
+        if text.endswith(suffix):
+            text, added = text.removesuffix(suffix), [meaning, *added]
     last = _NOT_TORN_LINE.fullmatch(text)
-    if last is not None:
-        why = first(NOT_TORN, last.group(2))
-        said = (
-            None if why is None else f"最后一行（第 {last.group(1)} 行）不是写到一半的记录：{why}"
-        )
+    if last is None:
+        said = first(REPAIR_REASONS, text)
+    elif (why := first(NOT_TORN, last.group(2))) is not None:
+        said = f"最后一行（第 {last.group(1)} 行）不是写到一半的记录：{why}"
     else:
-        rest = text.removesuffix(REPAIR_ONLY)
-        core = rest.removesuffix(REPAIR_NULS)
-        said = first(REPAIR_REASONS, core)
-        if said is not None:
-            said += (
-                "（本该是记录的地方是 NUL 字节：文件系统崩溃时丢了它们）" if rest != core else ""
-            )
-            said += "：repair 只剪掉写到一半的最后一行" if text != rest else ""
-    if said is None:
         return None
-    return f"{said}；{REPAIR_ADVICE_GLOSS}" if advice else said
+    return None if said is None else said + "".join(added)
 
 
 def os_strerror(text: str, whole: Table = WHOLE) -> str | None:

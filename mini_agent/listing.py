@@ -1,4 +1,3 @@
-# 中文全角标点
 """A session, its units and a trim as plain Chinese text: what `show`, `trim` and `chat` print
 (the notebooks' views draw them as HTML and keep this text as their plain form)."""
 
@@ -16,13 +15,7 @@ from .json_form import stringify
 from .messages import AssistantMessage, Message, ToolMessage
 from .visible import visible, visible_json
 
-
-class _Unstated:
-    """A budget the caller does not know (a view of a finished run): say nothing of it."""
-
-
-UNSTATED: Final = _Unstated()
-Budget = int | None | _Unstated
+Messages = Sequence[Message]
 
 
 class ListingWords:
@@ -39,32 +32,20 @@ class ListingWords:
     trim_summary = "预算 {} 字符：保留 {} 个单元、{} 条消息，用了 {} 字符".format
     trim_error = "预算 {} 字符：{}".format
     request = "第 {} 次请求".format
+    request_said = "{}：磁盘上 {}；发出 {}{}".format  # request, on disk, sent, `（budget）`
 
-    def budget(self, budget: Budget) -> str:
+    def budget(self, budget: int | None) -> str:
         return "不设预算" if budget is None else f"预算 {budget}"
 
 
 WORDS: Final = ListingWords()
 
 
-def request_line(
-    number: int,
-    disk: Sequence[Message],
-    sent: Sequence[Message],
-    budget: Budget = UNSTATED,
-    *,
-    disk_chars: bool = True,
-) -> str:
-    """What is on disk beside what request `number` sent, in one line (`disk_chars=False`:
-    without the characters on disk)."""
-    disk_said = (
-        WORDS.messages_chars(len(disk), estimate_context_chars(disk))
-        if disk_chars
-        else WORDS.messages(len(disk))
-    )
-    sent_said = WORDS.messages_chars(len(sent), estimate_context_chars(sent))
-    limit = "" if isinstance(budget, _Unstated) else f"（{WORDS.budget(budget)}）"
-    return f"{WORDS.request(number)}：磁盘上 {disk_said}；发出 {sent_said}{limit}"
+def request_line(number: int, disk: Messages, sent: Messages, budget: int | None) -> str:
+    """What is on disk beside what request `number` sent, in one line."""
+    on_disk = WORDS.messages_chars(len(disk), estimate_context_chars(disk))
+    said = WORDS.messages_chars(len(sent), estimate_context_chars(sent))
+    return WORDS.request_said(WORDS.request(number), on_disk, said, f"（{WORDS.budget(budget)}）")
 
 
 LABEL_WIDTH = 16  # `assistant(c1,c2)`: a longer label widens its whole column
@@ -138,10 +119,6 @@ class UnitsListing:
 
     units: Sequence[Sequence[Message]]
 
-    @classmethod
-    def of(cls, messages: Sequence[Message]) -> UnitsListing:
-        return cls(context_units(messages))
-
     def __repr__(self) -> str:
         rows = [WORDS.units(len(self.units))]
         width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
@@ -181,11 +158,6 @@ class TrimListing:
     def failure(self) -> ContextBudgetError | None:
         """The budget error itself (its `needed` too), when the budget cannot hold a context."""
         return self._outcome if isinstance(self._outcome, ContextBudgetError) else None
-
-    @property
-    def error(self) -> str | None:
-        """The chapter's budget error (or a budget's type error), when no context came out."""
-        return str(self._outcome) if isinstance(self._outcome, Exception) else None
 
     def gloss_line(self, error: Exception) -> str | None:
         return gloss_line(error)

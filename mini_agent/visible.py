@@ -45,10 +45,6 @@ def _shown(char: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def _shown_match(match: re.Match[str]) -> str:
-    return _shown(match.group())
-
-
 def _fit(pieces: Iterable[str], limit: int) -> str:
     """Whole pieces in at most `limit` characters, then `…` if some were left out."""
     kept: list[str] = []
@@ -67,19 +63,16 @@ def _fit(pieces: Iterable[str], limit: int) -> str:
 
 def visible(text: str) -> str:
     """`text` on one line, whole: every hidden character escaped (a newline too)."""
-    return text if _plain(text) else _OTHER.sub(_shown_match, text)
+    return text if _plain(text) else _OTHER.sub(lambda match: _shown(match.group()), text)
 
 
 def visible_text(text: str) -> str:
     """`text` whole, its lines and tabs kept, every other hidden character escaped."""
-    return _OTHER_IN_TEXT.sub(_shown_match, text)
+    return _OTHER_IN_TEXT.sub(lambda match: _shown(match.group()), text)
 
 
 def visible_line(text: str, limit: int = 90) -> str:
     """`text` in at most `limit` characters, hidden characters escaped, `…` where it was cut."""
-    head = text[: limit + 1]
-    if _plain(head):  # one piece per character: a plain cut
-        return head if len(head) <= limit else head[: limit - 1] + "…"
     return _fit(map(_shown, text), limit)
 
 
@@ -97,10 +90,7 @@ def _json_pieces(text: str) -> Iterator[str]:
 def visible_json(text: str, limit: int | None = None) -> str:
     """JSON text with what JSON leaves raw but a screen hides escaped the JSON way (U+2028 as
     `\\u2028`), in at most `limit` characters, never cut inside an escape."""
-    if limit is None or len(text) <= limit:
-        if _plain(text):  # nothing to escape, nothing to cut
-            return text
-    elif _plain(head := text[: limit + 1]) and "\\" not in head:  # one piece per character
-        return head[: limit - 1] + "…"
+    if (limit is None or len(text) <= limit) and _plain(text):  # nothing to escape or cut
+        return text
     pieces = _json_pieces(text)
     return "".join(pieces) if limit is None else _fit(pieces, limit)

@@ -134,6 +134,11 @@ class TrimView(TrimListing):
     side-by-side view: the kept units, the ones the instructor points at, fit on a projector).
     The plain text still lists every unit."""
 
+    @property
+    def error(self) -> str | None:
+        """The chapter's budget error (or a budget's type error), when no context came out."""
+        return str(self._outcome) if isinstance(self._outcome, Exception) else None
+
     def gloss_line(self, error: Exception) -> str | None:
         return gloss_line(error)
 
