@@ -1,8 +1,6 @@
 """`python -m mini_agent` (or `mini-agent`): look at, trim and repair session files, and chat.
 Every line printed goes through `visible`; every word is `cli_text`'s, argparse's too."""
 
-from __future__ import annotations
-
 import argparse
 import contextlib
 import importlib
@@ -79,14 +77,12 @@ class _Line:
 
     def __iter__(self) -> Iterator[bytes]:
         self.file.seek(self.start)
-        while chunk := self.file.read(store.CHUNK):
-            end = chunk.find(b"\n")
-            if end >= 0:
-                self.terminated = True
-                if end:
-                    yield chunk[:end]
+        while piece := self.file.readline(store.CHUNK):
+            line = piece.removesuffix(b"\n")
+            self.terminated = line != piece
+            yield from [line] if line else []
+            if self.terminated:
                 return
-            yield chunk
 
 
 def excerpt(line: bytes, column: int | None = None, limit: int = 72) -> str:
@@ -102,7 +98,8 @@ def run_check(args: argparse.Namespace) -> int:
     messages = parse_session_lines(store.read_lines(args.file), args.file)
     roles: Counter[str] = Counter(message.role for message in messages)
     chars = estimate_context_chars(messages)
-    say(text.check_summary(visible(args.file), len(messages), chars, roles))
+    by_role = "、".join(text.by_role(role, roles[role]) for role in ("user", "assistant", "tool"))
+    say(text.check_summary(visible(args.file), len(messages), chars, by_role))
     return EXIT_OK
 
 
@@ -142,8 +139,7 @@ def run_repair(args: argparse.Namespace) -> int:
 # --- argparse, in Chinese -------------------------------------------------------------------
 
 _PLACEHOLDER = re.compile(r"%(?:\((\w+)\))?[sr]")  # `%s`, `%r`, `%(name)s`
-# what `english % values` prints, as a pattern; the placeholders' names; the Chinese around
-# the same placeholders, in the same order
+# what `english % values` prints, as a pattern; its placeholders' names; the Chinese around them
 _TRANSLATIONS = [
     (re.compile("(.*?)".join(map(re.escape, _PLACEHOLDER.split(english)[::2])), re.S),
      _PLACEHOLDER.findall(english), _PLACEHOLDER.split(chinese)[::2])
@@ -169,11 +165,9 @@ class HelpFormatter(argparse.RawTextHelpFormatter):
     SHIFT = display_width(USAGE) - len(USAGE)  # argparse aligns by `len(prefix)`
     HEADINGS = re.compile(f"^({ARGPARSE['positional arguments']}|{ARGPARSE['options']}):$", re.M)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if len(args) < 4:  # argparse passes `prog` only, and names the rest
-            width = kwargs.get("width") or shutil.get_terminal_size().columns - 2
-            kwargs["width"] = width - self.SHIFT  # the usage's first line is that much wider
-        super().__init__(*args, **kwargs)
+    def __init__(self, prog: str, width: int | None = None, **kwargs: Any) -> None:
+        width = width or shutil.get_terminal_size().columns - 2
+        super().__init__(prog, width=width - self.SHIFT, **kwargs)  # the usage's 1st line is wider
 
     def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None) -> None:
         super().add_usage(usage, actions, groups, self.USAGE if prefix is None else prefix)
@@ -211,10 +205,6 @@ class CommandParser(argparse.ArgumentParser):
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._load()  # argparse hands a chosen subcommand its arguments through this method
         return super().parse_known_args(args, namespace)
-
-    def format_help(self) -> str:
-        self._load()
-        return super().format_help()
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

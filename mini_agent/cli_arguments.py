@@ -1,7 +1,5 @@
 """argparse types shared by the CLI's subcommands (`chat` and `teaching.demo` too)."""
 
-from __future__ import annotations
-
 import argparse
 from collections.abc import Callable
 from typing import TypeVar

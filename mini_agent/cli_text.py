@@ -1,17 +1,10 @@
-"""Every word the command line prints, in Simplified Chinese (argparse's too). Kept as they are:
-names of commands and options, paths, JSON, role names, the chapter's English phrases (each
-with its 释义 from `glosses`) and what the system or a library says, after a Chinese lead-in.
-A colon after a Chinese word is `：`, after a path, a program or an option `: `. Help texts
-are wrapped by hand to fit 80 columns (a Chinese character takes two)."""
+"""Every word the command line prints, in Chinese (argparse's too); English only in names, JSON,
+the chapter's phrases and what the system says. Help is wrapped by hand to 80 columns."""
 
-from __future__ import annotations
-
-from collections.abc import Mapping
 from typing import Final
 
 from .context import ContextBudgetError
 from .glosses import gloss, gloss_text
-from .listing import WORDS
 
 # argparse's own words, keyed by the string it hands to gettext (a test checks every key)
 ARGPARSE: Final[dict[str, str]] = {
@@ -78,7 +71,6 @@ UNITS_HELP: Final = "按一致单元分组列出"
 TRIM_BUDGET_HELP: Final = "预算（字符数）"
 
 # A line with blanks, `name = "…{}…".format`: `name(values…)` fills them in order.
-
 # argument types (`cli_arguments`, `chat`'s own)
 INTEGER: Final = "整数"
 NUMBER: Final = "数"
@@ -92,9 +84,8 @@ BAD_BASE_URL: Final = "不是可用的地址"
 bad_base_url = f"{BAD_BASE_URL}：{{}}".format  # the live client's reason, in English
 
 
-def check_summary(path: str, count: int, chars: int, roles: Mapping[str, int]) -> str:
-    by_role = "、".join(f"{role} {roles.get(role, 0)} 条" for role in ("user", "assistant", "tool"))
-    return f"{path}: {WORDS.messages_chars(count, chars)}；按角色：{by_role}"
+check_summary = "{}: {} 条消息，{} 字符；按角色：{}".format  # path, messages, characters, by role
+by_role = "{} {} 条".format  # role, messages
 
 
 def gloss_lines(error: BaseException | str) -> list[str]:

@@ -1,7 +1,5 @@
 """A one-line Chinese gloss (释义) of an error's English, shown under it; the message stays as written."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable
 
@@ -18,6 +16,7 @@ def table(rows: str) -> Table:
     return tuple((p, m) for p, _, m in (row.partition(" => ") for row in rows.strip().split("\n")))
 
 
+_AS_UTF8 = "它像是 GBK 编码（中文 Windows 记事本的“ANSI”）：请用“另存为”选 UTF-8 编码保存"
 # the detail after a bad line's phrase
 DETAILS = (
     *table(r"""
@@ -42,15 +41,13 @@ tool needs toolCallId.* => tool 必须带字符串 toolCallId
 tool needs isError.* => tool 必须带布尔值 isError
 unknown role (.*) => role \1 不是 user、assistant、tool 之一
 """),
-    (
-        re.escape(READS_AS_GBK),
-        "它像是 GBK 编码（中文 Windows 记事本的“ANSI”）：请用“另存为”选 UTF-8 编码保存",
-    ),
+    (re.escape(READS_AS_GBK), _AS_UTF8),
 )
 PHRASES = {
-    INVALID_JSON: "第 {line} 行不是合法的 JSON",
-    INVALID_RECORD: "第 {line} 行是 JSON，却不是一条合法的消息",
+    INVALID_JSON: "第 {} 行不是合法的 JSON",
+    INVALID_RECORD: "第 {} 行是 JSON，却不是一条合法的消息",
 }
+_PHRASED = re.compile(f"({'|'.join(map(re.escape, PHRASES))}) (\\d+)(?:: (.*))?", re.S)
 # a whole message (an OSError: its strerror) that the CLI and `chat` may show; the store's
 # refusals of a path say what to do
 WHOLE = (
@@ -108,9 +105,6 @@ cannot write a backup of its torn last line => 写不了写到一半的最后一
 cannot cut its torn last line => 剪不掉写到一半的最后一行
 cut its torn last line, but cannot sync the cut => 剪掉了写到一半的最后一行，却没能同步到磁盘
 """)
-_PHRASED = re.compile(
-    f"^({re.escape(INVALID_JSON)}|{re.escape(INVALID_RECORD)}) (\\d+)(?:: (.*))?$", re.S
-)
 
 
 def first(table: Table, text: str) -> str | None:
@@ -149,11 +143,11 @@ def os_strerror(text: str, whole: Table = WHOLE) -> str | None:
 
 def gloss_text(text: str, whole: Table = WHOLE) -> str | None:
     """The Chinese meaning of an error message, or `None` when it is not one we know."""
-    phrased = _PHRASED.match(text)
+    phrased = _PHRASED.fullmatch(text)
     if phrased is None:
         return _repair_reason(text) or first(whole, text)
     phrase, line, detail = phrased.groups()
-    head = PHRASES[phrase].format(line=line)
+    head = PHRASES[phrase].format(line)
     reasons = [first(DETAILS, part) or first(whole, part) for part in (detail or "").split("; ")]
     said = [reason for reason in reasons if reason is not None]
     return "：".join([head, "；".join(said)]) if said else head

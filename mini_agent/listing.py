@@ -1,8 +1,6 @@
 """A session, its units and a trim as plain Chinese text: what `show`, `trim` and `chat` print
 (the notebooks' views draw them as HTML and keep this text as their plain form)."""
 
-from __future__ import annotations
-
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,9 +46,6 @@ def request_line(number: int, disk: Messages, sent: Messages, budget: int | None
     return WORDS.request_said(WORDS.request(number), on_disk, said, f"（{WORDS.budget(budget)}）")
 
 
-LABEL_WIDTH = 16  # `assistant(c1,c2)`: a longer label widens its whole column
-
-
 def label(message: Message) -> str:
     """`assistant(a,b)`, `tool a!` (an error result) or `user`."""
     if isinstance(message, AssistantMessage) and message.tool_calls:
@@ -91,8 +86,8 @@ def pad(text: str, width: int) -> str:
 
 
 def label_width(messages: Sequence[Message]) -> int:
-    """The label column's width: `LABEL_WIDTH`, or the longest label's."""
-    return max([LABEL_WIDTH, *(display_width(label(message)) for message in messages)])
+    """The label column's width: 16 (`assistant(c1,c2)`), or the longest label's."""
+    return max([16, *(display_width(label(message)) for message in messages)])
 
 
 @dataclass(frozen=True)
@@ -139,10 +134,6 @@ class TrimListing:
     max_chars: int
 
     @cached_property
-    def units(self) -> list[list[Message]]:
-        return context_units(self.messages)
-
-    @cached_property
     def _outcome(self) -> list[Message] | ContextBudgetError | TypeError:
         try:
             return trim_context(self.messages, self.max_chars)
@@ -167,7 +158,7 @@ class TrimListing:
         kept = self.kept
         first_kept = len(self.messages) - len(kept) if kept is not None else len(self.messages)
         rows, start = [], 0
-        for number, unit in enumerate(self.units, start=1):
+        for number, unit in enumerate(context_units(self.messages), start=1):
             rows.append((number, unit, estimate_context_chars(unit), start >= first_kept))
             start += len(unit)
         return rows
@@ -178,7 +169,7 @@ class TrimListing:
             said = WORDS.trim_error(self.max_chars, str(self._outcome))
             meaning = self.gloss_line(self._outcome)
             return said if meaning is None else f"{said}\n{meaning}"
-        units = f"{sum(1 for *_, is_kept in self.rows if is_kept)}/{len(self.units)}"
+        units = f"{sum(1 for *_, is_kept in self.rows if is_kept)}/{len(self.rows)}"
         messages = f"{len(self._outcome)}/{len(self.messages)}"
         return WORDS.trim_summary(
             self.max_chars, units, messages, estimate_context_chars(self._outcome)
@@ -191,7 +182,7 @@ class TrimListing:
     def __repr__(self) -> str:
         shown, before, after = self.shown()
         rows = [self.summary()] + ([f"  {before}"] if before else [])
-        width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
+        width = len(str(len(self.rows)))  # `unit  9` lines up with `unit 10`
         for number, unit, chars, is_kept in shown:
             state = WORDS.kept if is_kept else WORDS.dropped
             name = WORDS.unit(f"{number:>{width}}")

@@ -2,8 +2,6 @@
 would hide, reorder or act on is shown as an escape (`\\x1b`, `\\u202e`); a cut never splits one.
 """
 
-from __future__ import annotations
-
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
