@@ -1,6 +1,4 @@
-"""Argument types shared by the CLI's subcommands (those in `cli.py` and `chat`; the notebooks' `teaching.demo` uses them too)."""
-
-from __future__ import annotations
+"""argparse types shared by the CLI's subcommands (`chat` and `teaching.demo` too)."""
 
 import argparse
 from collections.abc import Callable
@@ -12,17 +10,16 @@ Number = TypeVar("Number", int, float)
 
 
 def positive(convert: Callable[[str], Number], kind: str) -> Callable[[str], Number]:
-    """An argparse type: `convert(text)` when it is a positive number of `kind`, or the
-    usage error (exit 2) saying what was wrong."""
+    """A type: `convert(value)` when it is a positive `kind`, else a usage error (exit 2)."""
 
-    def parse(value_text: str) -> Number:
+    def parse(value: str) -> Number:
         try:
-            value = convert(value_text)
+            number = convert(value)
         except ValueError:
-            raise argparse.ArgumentTypeError(text.not_a(kind, repr(value_text))) from None
-        if not value > 0:  # `not >` also refuses NaN
-            raise argparse.ArgumentTypeError(text.not_positive(value_text))
-        return value
+            raise argparse.ArgumentTypeError(text.not_a(kind, repr(value))) from None
+        if not number > 0:  # `not >` also refuses NaN
+            raise argparse.ArgumentTypeError(text.not_positive(value))
+        return number
 
     return parse
 

@@ -1,34 +1,12 @@
-"""Every word the command line prints, in Simplified Chinese: `python -m mini_agent …`.
+"""Every word the command line prints, in Chinese (argparse's too); English only in names, JSON,
+the chapter's phrases and what the system says. Help is wrapped by hand to 80 columns."""
 
-`mini_agent.cli` (check, show, trim, repair), `teaching.demo` and `live.chat` take their
-wording from here; the session, unit and trim views they print speak as in notebooks
-(`text.words()`). Kept as they are: command and option names, metavars (`FILE`, `N`), paths,
-JSON, role names, and the chapter's English error phrases — each followed by its 释义 from
-`glosses`, the one definition notebooks use too. What the operating system, a model server or
-a library refusal says in English stays as said, after a Chinese lead-in that names the kind
-of problem, and with a 释义 where `glosses` has one.
-
-Punctuation: a colon after a Chinese word is `：`, after a path, a program or an option `: `
-(as Chinese GNU tools print `ls: 无法访问 'x': 没有那个文件或目录`); `FILE:LINE:` stays the
-form editors and CI parse. The help texts are wrapped by hand (a Chinese character takes two
-columns, which argparse's wrapping cannot know): every line fits 80 columns (a test checks).
-"""
-
-from __future__ import annotations
-
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final
 
 from .context import ContextBudgetError
 from .glosses import gloss, gloss_text
-from .listing import WORDS
 
-# --- argparse's own words ---------------------------------------------------------------------
-# Keyed by exactly the string argparse hands to gettext (`%` placeholders and all): the CLI's
-# parser and formatter look them up, nothing is patched (a test checks every key against the
-# argparse of the Python that runs it, and that every other string it has is one our parsers
-# cannot reach).
+# argparse's own words, keyed by the string it hands to gettext (a test checks every key)
 ARGPARSE: Final[dict[str, str]] = {
     "usage: ": "用法：",
     "positional arguments": "位置参数",
@@ -47,8 +25,6 @@ ARGPARSE: Final[dict[str, str]] = {
     "ambiguous option: %(option)s could match %(matches)s": "选项有歧义：%(option)s 可能是 %(matches)s",
 }
 
-# --- the program's help ------------------------------------------------------------------------
-
 PROGRAM_DESCRIPTION: Final = (
     "第 34 章的会话文件（JSONL），在命令行里查看和处理。\n每个命令的用法：COMMAND --help。"
 )
@@ -61,16 +37,9 @@ EXIT_CODES: Final = """\
 FILE_HELP: Final = "会话文件（JSONL）"
 
 
-@dataclass(frozen=True)
-class CommandText:
-    """A subcommand's line in the program's help, and the head of its own `--help`."""
-
-    help: str
-    description: str = ""
-
-
-COMMANDS: Final[dict[str, CommandText]] = {
-    "check": CommandText(
+# each subcommand's line in the program's help, and the head of its own `--help`
+COMMANDS: Final[dict[str, tuple[str, str]]] = {
+    "check": (
         "严格加载每一行；按角色统计消息数",
         "严格加载 FILE，按角色统计消息数。遇到坏行，按编辑器和 CI 认得的格式\n"
         "输出 FILE:LINE: 和本章的错误原话，下面是本包补充的英文细节、中文释义\n"
@@ -78,19 +47,18 @@ COMMANDS: Final[dict[str, CommandText]] = {
         "（退出码 1）：load_session 把不存在的文件当作空会话，check 要查的是\n"
         "一个真有的文件。",
     ),
-    "show": CommandText(
+    "show": (
         "逐条列出消息（或加 --units：一致单元）",
         "列出 FILE 的每条消息和它在磁盘上占的字符数；加 --units，则列出\n"
         "trim_context 整个保留或整个丢弃的一致单元。",
     ),
-    "trim": CommandText(
+    "trim": (
         "看一个预算逐单元保留、丢弃了什么",
         "输出 trim_context(messages, N) 会发送什么：保留和丢弃的单元、用了多少\n"
         "字符；或者本章的预算错误（退出码 1），并说明最新的一致单元要多少字符。",
     ),
-    # chat: its description is set by its own `add_arguments`
-    "chat": CommandText("对接真实的 OpenAI 兼容模型：本章的循环，手工装配"),
-    "repair": CommandText(
+    "chat": ("对接真实的 OpenAI 兼容模型：本章的循环，手工装配", ""),  # described by `chat`
+    "repair": (
         "把写到一半的最后一行剪进备份文件；其他损坏一律拒绝",
         "最后一行是被打断的追加留下的半条记录时（以 `{` 开头、没有换行、写到\n"
         "一半就断了），先把它复制到 FILE.torn（已有就用 FILE.torn.2……）并同步\n"
@@ -102,54 +70,35 @@ COMMANDS: Final[dict[str, CommandText]] = {
 UNITS_HELP: Final = "按一致单元分组列出"
 TRIM_BUDGET_HELP: Final = "预算（字符数）"
 
-# --- argument types (teaching.cli_arguments) ------------------------------------------------------
+# A line with blanks, `name = "…{}…".format`: `name(values…)` fills them in order.
+# argument types (`cli_arguments`, `chat`'s own)
 INTEGER: Final = "整数"
 NUMBER: Final = "数"
 FILE_PATH: Final = "文件路径"
 MODEL_NAME: Final = "模型名"
 VARIABLE_NAME: Final = "环境变量名"
 
-
-def not_a(kind: str, shown: str) -> str:
-    """`shown` (the argument as typed, quoted and escaped) is not a `kind`."""
-    return f"不是{kind}：{shown}"
-
-
-def not_positive(text: str) -> str:
-    return f"必须大于 0，这里是 {text!r}"
-
-
+not_a = "不是{}：{}".format  # kind, the argument as typed (quoted, escaped)
+not_positive = "必须大于 0，这里是 {!r}".format
 BAD_BASE_URL: Final = "不是可用的地址"
+bad_base_url = f"{BAD_BASE_URL}：{{}}".format  # the live client's reason, in English
 
 
-def bad_base_url(detail: str) -> str:
-    """`detail`: the live client's reason, in English (it never quotes a URL's secrets)."""
-    return f"{BAD_BASE_URL}：{detail}"
-
-
-# --- check, show, trim -------------------------------------------------------------------------
-
-
-def check_summary(path: str, count: int, chars: int, roles: Mapping[str, int]) -> str:
-    by_role = "、".join(f"{role} {roles.get(role, 0)} 条" for role in ("user", "assistant", "tool"))
-    return f"{path}: {WORDS.messages_chars(count, chars)}；按角色：{by_role}"
+check_summary = "{}: {} 条消息，{} 字符；按角色：{}".format  # path, messages, characters, by role
+by_role = "{} {} 条".format  # role, messages
 
 
 def gloss_lines(error: BaseException | str) -> list[str]:
-    """The line under a shown error (or an error's text), `释义：…`, indented as the CLI's
-    notes are; none when `glosses` does not know it."""
+    """`  释义：…` under a shown error (or an error's text); none when `glosses` lacks it."""
     meaning = gloss_text(error) if isinstance(error, str) else gloss(error)
     return [] if meaning is None else [f"  释义：{meaning}"]
 
 
-def torn_hint(command: str) -> str:
-    """Under a bad last line that `repair` would cut; `command` is the repair to run."""
-    return f"  最后一行不完整（写的时候被打断了？）：`{command}` 会把它移进备份文件"
+torn_hint = "  最后一行不完整（写的时候被打断了？）：`{}` 会把它移进备份文件".format  # the repair
 
 
 def budget_error(where: str, error: ContextBudgetError, budget: int | None) -> list[str]:
-    """The lines on stderr when `budget` cannot hold a context: the chapter's phrase, its
-    释义, and how big the newest unit is — the smallest budget that holds it."""
+    """The chapter's phrase, its 释义, and the smallest budget that holds the newest unit."""
     lines = [f"{where}: {error}", *gloss_lines(error)]
     if error.needed is not None:
         said = f"预算 {budget} 字符装不下：" if budget is not None else ""
@@ -158,49 +107,20 @@ def budget_error(where: str, error: ContextBudgetError, budget: int | None) -> l
     return lines
 
 
-# --- repair ------------------------------------------------------------------------------------
-
-
-def repair_cut(path: str, line: int, cut: int, backup: str, loaded: int) -> str:
-    return (
-        f"{path}: 已把写到一半的最后一行（第 {line} 行，{cut} 字节）剪进 {backup}；"
-        f"现在能加载 {loaded} 条消息"
-    )
-
-
-def repair_nothing(path: str, loaded: int) -> str:
-    return f"{path}: 没有要修复的地方；能加载 {loaded} 条消息"
-
-
+# path, line, bytes cut, backup, messages loaded
+repair_cut = "{}: 已把写到一半的最后一行（第 {} 行，{} 字节）剪进 {}；现在能加载 {} 条消息".format
+repair_nothing = "{}: 没有要修复的地方；能加载 {} 条消息".format  # path, messages loaded
 REPAIR_REFUSED: Final = "拒绝修复，文件原样未动"
-
-
-def repair_refused(path: str, reason: str) -> str:
-    """A refused repair: `reason` is `repair`'s own (English), its 释义 follows."""
-    return f"{path}: {REPAIR_REFUSED}：{reason}"
-
-
-# --- errors the program reports ----------------------------------------------------------------
-
+repair_refused = f"{{}}: {REPAIR_REFUSED}：{{}}".format  # path, repair's reason (English)
 OS_ERROR: Final = "操作系统报错"
 MISSING_FILE: Final = (
     "  说明：load_session 本身遇到不存在的文件不报错，返回 []（一个空会话：首次启动就是这样）；"
     "命令行拒绝，是因为你点名了一个文件，它应当存在"
 )
 REFUSED_FILE: Final = "拒绝使用这个文件"
+os_error = "{}: {}：{}".format  # program, lead-in, what the system said
 
-
-def os_error(prog: str, lead: str, detail: str) -> str:
-    return f"{prog}: {lead}：{detail}"
-
-
-def said_by(role: str, text: str) -> str:
-    """A message of the conversation, after its role (a name that stays as on disk)."""
-    return f"{role}: {text}"
-
-
-# --- chat --------------------------------------------------------------------------------------
-
+# chat (`mini_agent.live.chat`)
 CHAT_DESCRIPTION: Final = """\
 本章把装配留给了下一章（“装配是下一章的事”）：只有给了 session_path 和
 context_max_chars，run_agent 才续接、才裁剪。这个命令两样都传：从标准输入
@@ -223,23 +143,14 @@ CHAT_HELP: Final[dict[str, str]] = {
     "--deadline": "一次模型请求总共超过这么久就放弃\n（默认：%(default)s）",
     "--fsync": "每条记录都先同步到磁盘再继续：断电或死机后\n它还在，代价是变慢",
 }
-
-
-def chat_loaded(path: str, count: int) -> str:
-    return f"{path}: 磁盘上有 {count} 条消息"
-
-
-def chat_tool_call(shown: str) -> str:
-    return f"[工具调用] {shown}"
-
-
+chat_loaded = "{}: 磁盘上有 {} 条消息".format  # path, count
+chat_tool_call = "[工具调用] {}".format
+chat_error = "错误：{}：{}".format  # lead-in, what was said
+chat_not_utf8 = "错误：标准输入不是 UTF-8 文本（{}）；这一行没有发出".format
+# an HTTP 401 or 403: most often the key, in this environment variable
+model_key_refused = "模型服务拒绝了请求（看看 ${} 是不是有效的 key）".format
 CHAT_ANSWERING: Final = "会话以这条提问结尾，还没有回答：现在回答它"
 CHAT_INTERRUPTED: Final = "已中断"
-
-
-def chat_error(lead: str, detail: str) -> str:
-    return f"错误：{lead}：{detail}"
-
 
 MODEL_ERRORS: Final[dict[str, str]] = {  # by the class name of a `ModelClientError`
     "ModelHTTPError": "模型服务返回了错误",
@@ -250,12 +161,6 @@ MODEL_ERRORS: Final[dict[str, str]] = {  # by the class name of a `ModelClientEr
     "ModelClientError": "模型请求失败",
 }
 
-
-def model_key_refused(variable: str) -> str:
-    """The lead-in of an HTTP 401 or 403: most often the key."""
-    return f"模型服务拒绝了请求（看看 ${variable} 是不是有效的 key）"
-
-
 CHAT_MISSING_EXTRA: Final = "缺少可选依赖"
 CHAT_BAD_BASE_URL: Final = "--base-url 不是可用的地址"
 CHAT_TURN_LIMIT: Final = "模型一直在调用工具"
@@ -265,12 +170,7 @@ CHAT_PROMPT_KEPT: Final = "这条提问已在磁盘上，还没有回答"
 CHAT_LARGER_BUDGET: Final = "，并给一个更大的 --max-chars"
 
 
-def chat_not_utf8(reason: str) -> str:
-    return f"错误：标准输入不是 UTF-8 文本（{reason}）；这一行没有发出"
-
-
 def chat_resume(session: str, prompts: int, change: str = "") -> str:
-    """How to go on after prompt number `prompts` of this run failed: send it again first."""
     again = "把同一条命令再运行一次" if prompts == 1 else f"先把第 {prompts} 条提问再发一次"
     return (
         f"要续接，{again}{change}：第一条提问与没回答的那条相同时，"

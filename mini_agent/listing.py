@@ -1,10 +1,5 @@
-# 中文全角标点
-"""Beyond the chapter: a session, its units and a trim as plain text, in Chinese — what the
-command line's `show` and `trim` and `chat`'s request lines print. The notebooks' views
-(outside this package) draw the same listings as HTML and keep this text as their plain form.
-"""
-
-from __future__ import annotations
+"""A session, its units and a trim as plain Chinese text: what `show`, `trim` and `chat` print
+(the notebooks' views draw them as HTML and keep this text as their plain form)."""
 
 import unicodedata
 from collections.abc import Sequence
@@ -18,108 +13,41 @@ from .json_form import stringify
 from .messages import AssistantMessage, Message, ToolMessage
 from .visible import visible, visible_json
 
-
-class _Unstated:
-    """A budget the caller does not know (a view of a finished run): say nothing of it."""
-
-
-UNSTATED: Final = _Unstated()
-Budget = int | None | _Unstated
+Messages = Sequence[Message]
 
 
 class ListingWords:
-    """The words of the listings; the notebooks' `Words` adds its own to these."""
+    """The listings' words (`"…{}…".format`: the values in order); notebooks' `Words` adds its own."""
 
-    def chars(self, count: int) -> str:
-        return f"{count} 字符"
+    kept = "保留"
+    dropped = "丢弃"
+    chars = "{} 字符".format
+    messages = "{} 条消息".format
+    messages_chars = "{} 条消息，{} 字符".format
+    units = "{} 个单元".format
+    unit = "单元 {}".format
+    # budget, units kept/all, messages kept/all, characters used
+    trim_summary = "预算 {} 字符：保留 {} 个单元、{} 条消息，用了 {} 字符".format
+    trim_error = "预算 {} 字符：{}".format
+    request = "第 {} 次请求".format
+    request_said = "{}：磁盘上 {}；发出 {}{}".format  # request, on disk, sent, `（budget）`
 
-    def messages(self, count: int) -> str:
-        return f"{count} 条消息"
-
-    def messages_chars(self, count: int, chars: int) -> str:
-        return f"{self.messages(count)}，{chars} 字符"
-
-    def units(self, count: int) -> str:
-        return f"{count} 个单元"
-
-    def unit(self, number: int | str) -> str:
-        return f"单元 {number}"
-
-    kept: str = "保留"
-    dropped: str = "丢弃"
-
-    def trim_summary(
-        self, budget: int, kept_units: int, units: int, kept: int, messages: int, used: int
-    ) -> str:
-        return (
-            f"预算 {budget} 字符：保留 {kept_units}/{units} 个单元、"
-            f"{kept}/{messages} 条消息，用了 {used} 字符"
-        )
-
-    def trim_error(self, budget: int, error: str) -> str:
-        return f"预算 {budget} 字符：{error}"
-
-    def older_dropped(self, count: int, chars: int) -> str:
-        return f"… 更早的 {count} 个单元已丢弃，共 {chars} 字符"
-
-    def newer_kept(self, count: int, chars: int) -> str:
-        return f"… 更新的 {count} 个单元已保留，共 {chars} 字符"
-
-    def request(self, number: int) -> str:
-        return f"第 {number} 次请求"
-
-    def budget(self, budget: Budget) -> str:
+    def budget(self, budget: int | None) -> str:
         return "不设预算" if budget is None else f"预算 {budget}"
-
-    def request_line(
-        self,
-        number: int,
-        disk: int,
-        disk_chars: int | None,
-        sent: int,
-        sent_chars: int,
-        budget: Budget,
-    ) -> str:
-        limit = "" if isinstance(budget, _Unstated) else f"（{self.budget(budget)}）"
-        on_disk = (
-            self.messages(disk) if disk_chars is None else self.messages_chars(disk, disk_chars)
-        )
-        return f"{self.request(number)}：磁盘上 {on_disk}；发出 {self.messages_chars(sent, sent_chars)}{limit}"
 
 
 WORDS: Final = ListingWords()
 
 
-def request_line(
-    number: int,
-    disk: Sequence[Message],
-    sent: Sequence[Message],
-    budget: Budget = UNSTATED,
-    *,
-    disk_chars: bool = True,
-) -> str:
-    """One line: what is on disk beside what request `number` sent — the one printer that the
-    demo, the run stepper, `RunView` and `chat` share. `disk_chars=False` leaves out the
-    characters on disk (`RunView`: in 06 they would be the answer to the exercise above it)."""
-    return WORDS.request_line(
-        number,
-        len(disk),
-        estimate_context_chars(disk) if disk_chars else None,
-        len(sent),
-        estimate_context_chars(sent),
-        budget,
-    )
-
-
-# --- one message, one unit -----------------------------------------------------------------
-
-_MAX_TEXT = 60
-LABEL_WIDTH = 16  # `assistant(c1,c2)`: a longer label widens its whole column
+def request_line(number: int, disk: Messages, sent: Messages, budget: int | None) -> str:
+    """What is on disk beside what request `number` sent, in one line."""
+    on_disk = WORDS.messages_chars(len(disk), estimate_context_chars(disk))
+    said = WORDS.messages_chars(len(sent), estimate_context_chars(sent))
+    return WORDS.request_said(WORDS.request(number), on_disk, said, f"（{WORDS.budget(budget)}）")
 
 
 def label(message: Message) -> str:
-    """A short tag such as `assistant(a,b)`, `tool a!` (an error result) or `user`; the ids
-    come from a file or a model, so they are shown through `visible`."""
+    """`assistant(a,b)`, `tool a!` (an error result) or `user`."""
     if isinstance(message, AssistantMessage) and message.tool_calls:
         return f"assistant({','.join(visible(call.id) for call in message.tool_calls)})"
     if isinstance(message, ToolMessage):
@@ -128,13 +56,12 @@ def label(message: Message) -> str:
 
 
 def unit_text(unit: Sequence[Message]) -> str:
-    """`[assistant(a,b) | tool a | tool b]`: one unit on one line, as the listings show it."""
+    """`[assistant(a,b) | tool a | tool b]`: one unit on one line."""
     return "[" + " | ".join(label(message) for message in unit) + "]"
 
 
-def shorten(text: str, limit: int = _MAX_TEXT) -> str:
-    """One line of at most `limit` characters, as JSON escapes it (`\\n`, `\\u0000`), with
-    what JSON leaves raw but a screen hides escaped too (`\\u202e`); never cut in an escape."""
+def shorten(text: str, limit: int = 60) -> str:
+    """One line of at most `limit` characters, escaped as JSON escapes it, never cut in an escape."""
     return visible_json(stringify(text)[1:-1], limit)
 
 
@@ -150,7 +77,7 @@ def detail(message: Message) -> str:
 
 
 def display_width(text: str) -> int:
-    # CJK characters take two columns in a monospaced font.
+    """How many terminal columns `text` takes: a wide (CJK) character two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
@@ -159,12 +86,8 @@ def pad(text: str, width: int) -> str:
 
 
 def label_width(messages: Sequence[Message]) -> int:
-    """The label column's width: `LABEL_WIDTH`, or the longest label's, so that every row's
-    next column starts at the same place (`assistant(read-1,read-2)` included)."""
-    return max([LABEL_WIDTH, *(display_width(label(message)) for message in messages)])
-
-
-# --- the listings ---------------------------------------------------------------------------
+    """The label column's width: 16 (`assistant(c1,c2)`), or the longest label's."""
+    return max([16, *(display_width(label(message)) for message in messages)])
 
 
 @dataclass(frozen=True)
@@ -191,10 +114,6 @@ class UnitsListing:
 
     units: Sequence[Sequence[Message]]
 
-    @classmethod
-    def of(cls, messages: Sequence[Message]) -> UnitsListing:
-        return cls(context_units(messages))
-
     def __repr__(self) -> str:
         rows = [WORDS.units(len(self.units))]
         width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
@@ -213,13 +132,6 @@ class TrimListing:
 
     messages: Sequence[Message]
     max_chars: int
-    window: int | None = None
-    """List only this many units on each side of the cut; count the others in one line each
-    (a 2,000-message session stays readable). `None`: every unit."""
-
-    @cached_property
-    def units(self) -> list[list[Message]]:
-        return context_units(self.messages)
 
     @cached_property
     def _outcome(self) -> list[Message] | ContextBudgetError | TypeError:
@@ -238,59 +150,39 @@ class TrimListing:
         """The budget error itself (its `needed` too), when the budget cannot hold a context."""
         return self._outcome if isinstance(self._outcome, ContextBudgetError) else None
 
-    @property
-    def problem(self) -> ContextBudgetError | TypeError | None:
-        """The budget error, or the `TypeError` of a budget that is no int."""
-        return self._outcome if isinstance(self._outcome, Exception) else None
-
-    @property
-    def error(self) -> str | None:
-        """The chapter's budget error (or a budget's type error), when no context came out."""
-        return None if self.problem is None else str(self.problem)
+    def gloss_line(self, error: Exception) -> str | None:
+        return gloss_line(error)
 
     @cached_property
     def rows(self) -> list[Row]:
         kept = self.kept
         first_kept = len(self.messages) - len(kept) if kept is not None else len(self.messages)
         rows, start = [], 0
-        for number, unit in enumerate(self.units, start=1):
+        for number, unit in enumerate(context_units(self.messages), start=1):
             rows.append((number, unit, estimate_context_chars(unit), start >= first_kept))
             start += len(unit)
         return rows
 
     def summary(self) -> str:
         """What was kept, in one line; or the chapter's budget error, its 释义 line under it."""
-        kept = self.kept
-        if kept is None:
-            said = WORDS.trim_error(self.max_chars, str(self.error))
-            meaning = None if self.problem is None else gloss_line(self.problem)
+        if isinstance(self._outcome, Exception):
+            said = WORDS.trim_error(self.max_chars, str(self._outcome))
+            meaning = self.gloss_line(self._outcome)
             return said if meaning is None else f"{said}\n{meaning}"
-        kept_units = sum(1 for *_, is_kept in self.rows if is_kept)
+        units = f"{sum(1 for *_, is_kept in self.rows if is_kept)}/{len(self.rows)}"
+        messages = f"{len(self._outcome)}/{len(self.messages)}"
         return WORDS.trim_summary(
-            self.max_chars,
-            kept_units,
-            len(self.units),
-            len(kept),
-            len(self.messages),
-            estimate_context_chars(kept),
+            self.max_chars, units, messages, estimate_context_chars(self._outcome)
         )
 
     def shown(self) -> tuple[list[Row], str, str]:
-        """The rows to list, and the lines counting older dropped / newer kept units."""
-        rows = self.rows
-        if self.window is None:
-            return rows, "", ""
-        cut = next((i for i, (*_, is_kept) in enumerate(rows) if is_kept), len(rows))
-        low, high = max(0, cut - self.window), min(len(rows), cut + self.window)
-        older, newer = rows[:low], rows[high:]
-        before = WORDS.older_dropped(len(older), sum(r[2] for r in older))
-        after = WORDS.newer_kept(len(newer), sum(r[2] for r in newer))
-        return rows[low:high], before if older else "", after if newer else ""
+        """The rows to list, and the lines counting the units left out before and after."""
+        return self.rows, "", ""
 
     def __repr__(self) -> str:
         shown, before, after = self.shown()
         rows = [self.summary()] + ([f"  {before}"] if before else [])
-        width = len(str(len(self.units)))  # `unit  9` lines up with `unit 10`
+        width = len(str(len(self.rows)))  # `unit  9` lines up with `unit 10`
         for number, unit, chars, is_kept in shown:
             state = WORDS.kept if is_kept else WORDS.dropped
             name = WORDS.unit(f"{number:>{width}}")

@@ -9,15 +9,15 @@
 - `source`: `show_source`, the chapter's code with its Python beside it;
   `acceptance`: 07's 阶段验收; `extras`: what 08 needs beyond `kit.py lab`;
 - `exercises`: one-call checks of a reader's answers; `buggy`: wrong `record()`s to find;
-- `errors`: `show_error`, with a one-line Chinese gloss (`mini_agent.glosses`, the command
-  line's too) under each error;
+- `errors`: `show_error`, with a one-line Chinese gloss under each error (`glosses`: the
+  command line's `mini_agent.glosses`, and those of errors only notebooks show);
 - `samples`: the sample session files in `sample_sessions/` (found, not listed: drop a
   `.jsonl` there and the notebooks, the command line and the browser edition list it); `demo06`: notebook 06's
   scenario, re-runnable; `demo`: `python -m teaching.demo`; `watch`: a client that reads the
   session file at every request;
 - `text`: every word a reader sees in a notebook (beyond `mini_agent.listing`'s, which the
-  command line prints too); `style`: colours, scale and `set_display` (one kernel's views only; the
-  class's projector switch is the browser's zoom);
+  command line prints too); `style`: colours, scale, `set_display` (one kernel's views only; the
+  class's projector switch is the browser's zoom) and `visible_html`;
 - `route`: 95's class route, its stops read from 95's own headings (its table, the
   classroom test's walk);
 - `saving`: the hook `kit.py lab` saves notebooks through (widget pictures, not dead views).

@@ -16,10 +16,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_agent.visible import visible_html, visible_text
+from mini_agent.visible import visible_text
 
 from .book import CHAPTER_TESTS, ChapterTest
-from .style import page
+from .style import page, visible_html
 from .views import Table
 
 CASES = "tests/test_chapter_cases.py"

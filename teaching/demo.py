@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     client = DiskWatchingClient(ScriptedClient(script.turns), path)
     shown = visible(str(path))  # a path is any bytes but `/` and NUL: ESC included
     print(before_run(shown, len(before)))
-    print(cli_text.said_by("user", shorten(script.prompt)))
+    print("user: " + shorten(script.prompt))
     try:
         result = run_agent(
             script.prompt,
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(cli_text.budget_error(shown, err, args.max_chars)), file=sys.stderr)
         return 1
     _print_requests(client.requests, args.max_chars)
-    print(cli_text.said_by("assistant", shorten(result.final.content)))
+    print("assistant: " + shorten(result.final.content))
     after = result.messages  # what run_agent holds is what it wrote: no need to read it back
     print(after_run(shown, len(after), estimate_context_chars(after)))
     return 0

@@ -4,7 +4,7 @@ stops at any raising cell) while the stored output still carries the chapter's p
 `show_error(lambda: load_session(path), SessionFormatError)` displays the chapter's phrase
 first and alone, `SessionFormatError: invalid session JSON at line 2`, and under it, indented
 as the CLI's notes are, the kit's English detail marked `本包补充：` and the `释义：` line
-(`glosses.phrase_first`, which the CLI uses too). If nothing is raised, or another
+(`glosses.phrase_first`, as the CLI shows it). If nothing is raised, or another
 type of error is, the cell fails loudly: a regression cannot pass as a shown error.
 """
 
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mini_agent.glosses import gloss_line, phrase_first
-from mini_agent.visible import visible_html, visible_text
+from mini_agent.visible import visible_text
 
-from .style import WRAP
+from .glosses import gloss_line, phrase_first
+from .style import WRAP, visible_html
 
 
 class NoErrorRaised(AssertionError):

@@ -44,7 +44,6 @@ from mini_agent.context import ContextBudgetError
 from mini_agent.context import context_units as _context_units
 from mini_agent.context import estimate_context_chars as _estimate_context_chars
 from mini_agent.context import trim_context as _trim_context
-from mini_agent.glosses import gloss_shown, gloss_text
 from mini_agent.messages import (
     AssistantMessage,
     Message,
@@ -66,14 +65,15 @@ from mini_agent.session import (
     parse_session_lines,
     parse_session_message,
 )
-from mini_agent.visible import visible_html, visible_line, visible_text
+from mini_agent.visible import visible_line, visible_text
 
 from . import demo06
 from .buggy import Record
 from .chapter_variants import chapter_load_session, chapter_stringify
+from .glosses import gloss_shown, gloss_text
 from .mistakes import like_a_typescript_literal, units_earliest_declarer
 from .samples import chapter_picture
-from .style import page, palette
+from .style import page, palette, visible_html
 from .text import FAIL, PASS, request_line, words
 from .trace import label
 from .watch import DiskWatchingClient, Watched

@@ -23,7 +23,7 @@ import ipywidgets as widgets
 from mini_agent.context import estimate_context_chars
 from mini_agent.messages import AssistantMessage, Message, ToolCall
 from mini_agent.tools import Tool
-from mini_agent.visible import visible_html, visible_line
+from mini_agent.visible import visible_line
 
 from .explorer_logic import (
     RunFrame,
@@ -33,7 +33,7 @@ from .explorer_logic import (
     scan_position_text,
 )
 from .samples import file_reader, sample_session, sample_session_text
-from .style import CELL, EXPLORER_CLASS, NUMBER_CELL, WIDGET_CSS, WRAP, page, palette
+from .style import CELL, EXPLORER_CLASS, NUMBER_CELL, WIDGET_CSS, WRAP, page, palette, visible_html
 from .text import words
 from .trace import ScanStep, label, scan_steps
 from .views import SessionView, TrimView, UnitsView, line_table

@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mini_agent.visible import visible_html
-
-from .style import page
+from .style import page, visible_html
 from .views import Table
 
 HEADING = re.compile(

@@ -14,10 +14,10 @@ from typing import Any
 from unicodedata import east_asian_width
 
 from mini_agent import agent, context, session
-from mini_agent.visible import visible_html, visible_text
+from mini_agent.visible import visible_text
 
 from .book import Excerpt
-from .style import WRAP
+from .style import WRAP, visible_html
 from .text import words
 
 Panel = tuple[str, str]  # (title, code)

@@ -14,11 +14,19 @@ for notebooks that call it. Only HTML changes; the plain text (what nbval compar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 from typing import Literal
+
+from mini_agent.visible import visible_text
 
 from .text import words
 
 Contrast = Literal["normal", "high"]
+
+
+def visible_html(text: str) -> str:
+    """`visible_text(text)` as HTML text: `<`, `>`, `&` and quotes escaped too."""
+    return escape(visible_text(text), quote=True)
 
 
 @dataclass(frozen=True)

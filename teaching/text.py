@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from mini_agent.listing import UNSTATED as UNSTATED  # re-exported: the views' and demos' names
-from mini_agent.listing import Budget as Budget
-from mini_agent.listing import ListingWords
-from mini_agent.listing import request_line as request_line
+from mini_agent import listing
+from mini_agent.context import estimate_context_chars
+from mini_agent.listing import ListingWords, Messages
 from mini_agent.visible import visible
 
 PASS: Final = "PASS"
@@ -56,6 +55,12 @@ class Words(ListingWords):
     # --- TrimView ----------------------------------------------------------------------------
     stopped_here: str = "丢弃：第一个装不下的，从这里停下"  # the unit `trim_context` breaks at
     too_big: str = "比预算还大"  # the newest unit, when the budget cannot hold it
+
+    def older_dropped(self, count: int, chars: int) -> str:
+        return f"… 更早的 {count} 个单元已丢弃，共 {chars} 字符"
+
+    def newer_kept(self, count: int, chars: int) -> str:
+        return f"… 更新的 {count} 个单元已保留，共 {chars} 字符"
 
     def unit_note(self, number: int, chars: int, state: str = "") -> str:
         return " · ".join(filter(None, [self.unit(number), self.chars(chars), state]))
@@ -447,3 +452,32 @@ CHINESE: Final = Words()
 def words() -> Words:
     """The wording: `Words`, the one place to change a word."""
     return CHINESE
+
+
+class _Unstated:
+    """A budget the caller does not know (a view of a finished run): say nothing of it."""
+
+
+UNSTATED: Final = _Unstated()
+Budget = int | None | _Unstated
+
+
+def request_line(
+    number: int,
+    disk: Messages,
+    sent: Messages,
+    budget: Budget = UNSTATED,
+    *,
+    disk_chars: bool = True,
+) -> str:
+    """`listing.request_line`, the line the CLI's `chat` prints too; `UNSTATED`: no budget
+    said; `disk_chars=False`: no characters on disk (in 06 they would answer its exercise)."""
+    if disk_chars and not isinstance(budget, _Unstated):
+        return listing.request_line(number, disk, sent, budget)
+    w = words()
+    on_disk = w.messages(len(disk))
+    if disk_chars:
+        on_disk = w.messages_chars(len(disk), estimate_context_chars(disk))
+    said = w.messages_chars(len(sent), estimate_context_chars(sent))
+    limit = "" if isinstance(budget, _Unstated) else f"（{w.budget(budget)}）"
+    return w.request_said(w.request(number), on_disk, said, limit)

@@ -18,6 +18,7 @@ from mini_agent.context import (
     estimate_context_chars,
 )
 from mini_agent.listing import (
+    Row,
     SessionListing,
     TrimListing,
     UnitsListing,
@@ -32,10 +33,11 @@ from mini_agent.listing import shorten as shorten  # the demo's and the tests'
 from mini_agent.messages import Message, ToolMessage
 from mini_agent.model_client import ScriptedClient
 from mini_agent.session import PathLike, load_session
-from mini_agent.visible import visible, visible_html, visible_text
+from mini_agent.visible import visible, visible_text
 from mini_agent.visible import visible_line as visible_line  # one escaping for every excerpt
 
-from .style import CELL, NUMBER_CELL, box, page, palette
+from .glosses import gloss_line
+from .style import CELL, NUMBER_CELL, box, page, palette, visible_html
 from .text import UNSTATED, Budget, request_line, words
 from .trace import ScanStep, scan_steps
 
@@ -120,6 +122,9 @@ class TrimView(TrimListing):
     """What `trim_context(messages, max_chars)` keeps and drops, unit by unit, or its error,
     drawn as boxes; the plain text is `TrimListing`'s."""
 
+    window: int | None = None
+    """List only this many units on each side of the cut; count the others in one line each
+    (a 2,000-message session stays readable). `None`: every unit."""
     kept_first: bool = False
     """Draw the kept units above the dropped ones, and those newest first (05's explorer: the
     units the model gets, and the first that did not fit, stay in view on a projector). The
@@ -128,6 +133,26 @@ class TrimView(TrimListing):
     """Count the dropped units in one line above the kept ones instead of drawing them (00's
     side-by-side view: the kept units, the ones the instructor points at, fit on a projector).
     The plain text still lists every unit."""
+
+    @property
+    def error(self) -> str | None:
+        """The chapter's budget error (or a budget's type error), when no context came out."""
+        return str(self._outcome) if isinstance(self._outcome, Exception) else None
+
+    def gloss_line(self, error: Exception) -> str | None:
+        return gloss_line(error)
+
+    def shown(self) -> tuple[list[Row], str, str]:
+        """The rows to list, and the lines counting older dropped / newer kept units."""
+        rows = self.rows
+        if self.window is None:
+            return rows, "", ""
+        cut = next((i for i, (*_, is_kept) in enumerate(rows) if is_kept), len(rows))
+        low, high = max(0, cut - self.window), min(len(rows), cut + self.window)
+        older, newer = rows[:low], rows[high:]
+        before = words().older_dropped(len(older), sum(r[2] for r in older))
+        after = words().newer_kept(len(newer), sum(r[2] for r in newer))
+        return rows[low:high], before if older else "", after if newer else ""
 
     def _repr_html_(self) -> str:
         w, colours = words(), palette()

@@ -24,12 +24,14 @@ from mini_agent import (
     UserMessage,
     append_session,
     cli_text,
+    context_units,
     load_session,
 )
-from mini_agent.cli import ELSEWHERE, EXIT_USAGE, argparse_text, build_parser, columns, main
+from mini_agent.cli import ELSEWHERE, EXIT_USAGE, argparse_text, build_parser, main
 from mini_agent.cli_text import ARGPARSE, COMMANDS
 from mini_agent.glosses import KIT_DETAIL
 from mini_agent.listing import SessionListing, TrimListing, UnitsListing
+from mini_agent.listing import display_width as columns
 from mini_agent.live import chat
 from mini_agent.messages import record_line
 from mini_agent.session import SessionFormatError
@@ -350,7 +352,7 @@ def test_show_prints_the_session_view_as_notebooks_do(session: Path) -> None:
 
 def test_show_units_groups_calls_with_their_results(session: Path) -> None:
     run = cli("show", "--units", "s.jsonl", cwd=session.parent)
-    assert run == Run(0, repr(UnitsListing.of(multi_tool_history())) + "\n", "")
+    assert run == Run(0, repr(UnitsListing(context_units(multi_tool_history()))) + "\n", "")
     assert "单元 2: [assistant(a,b) | tool a | tool b]  310 字符" in run.out
 
 

@@ -17,7 +17,6 @@ from mini_agent import (
     load_session,
     trim_context,
 )
-from mini_agent.glosses import gloss_line
 from mini_agent.messages import record_line
 from teaching.explorer_logic import (
     RunFrame,
@@ -26,6 +25,7 @@ from teaching.explorer_logic import (
     scan_position_text,
 )
 from teaching.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
+from teaching.glosses import gloss_line
 from teaching.samples import chapter_picture, sample_session, sample_session_text
 from teaching.style import palette
 from teaching.text import request_line

@@ -15,7 +15,8 @@ from mini_agent import (
     load_session,
     trim_context,
 )
-from mini_agent.glosses import gloss, gloss_shown, gloss_text
+from mini_agent.glosses import gloss, gloss_text
+from teaching import glosses as notebook
 from teaching.errors import show_error
 
 TRAILING_COMMA = (
@@ -72,8 +73,8 @@ def test_os_errors_are_glossed_by_their_strerror(tmp_path: Path) -> None:
 def test_an_os_error_quoted_as_text_is_glossed_by_its_strerror() -> None:
     # 03's exercise report quotes `IsADirectoryError: [Errno 21] Is a directory: 'a-directory'`
     error = IsADirectoryError(21, "Is a directory", "a-directory")
-    assert gloss_text(str(error)) == "这个路径是目录，不是文件"
-    assert gloss_text("[Errno 13] Permission denied") == "没有读（或写）这个文件的权限"
+    assert notebook.gloss_text(str(error)) == "这个路径是目录，不是文件"
+    assert notebook.gloss_text("[Errno 13] Permission denied") == "没有读（或写）这个文件的权限"
 
 
 def test_a_phrase_without_a_detail_is_glossed_by_its_phrase() -> None:
@@ -95,9 +96,11 @@ def test_a_key_error_is_glossed_by_its_type() -> None:
     assert repr(shown) == (
         "KeyError: 'input'\n  释义：字典里没有键 'input'：取值之前没有先确认这个键在不在"
     )
-    assert gloss_shown("KeyError: 'input'") == shown.gloss.removeprefix("释义：")  # type: ignore[union-attr]
-    assert gloss_shown("ValueError: 'input'") is None  # the same text, another type
-    assert gloss_shown("ValueError: Circular reference detected") == "有循环引用，写不成 JSON"
+    assert notebook.gloss_shown("KeyError: 'input'") == shown.gloss.removeprefix("释义：")  # type: ignore[union-attr]
+    assert notebook.gloss_shown("ValueError: 'input'") is None  # the same text, another type
+    assert (
+        notebook.gloss_shown("ValueError: Circular reference detected") == "有循环引用，写不成 JSON"
+    )
 
 
 def test_a_torn_last_line_refusal_glosses_both_halves() -> None:
@@ -129,7 +132,7 @@ def test_a_torn_last_line_refusal_glosses_both_halves() -> None:
     ],
 )
 def test_the_appendix_errors_are_glossed_too(text: str, meaning: str) -> None:
-    assert gloss_text(text) == meaning
+    assert notebook.gloss_text(text) == meaning
 
 
 def test_the_message_constructors_type_errors_are_glossed() -> None:
@@ -162,7 +165,9 @@ def test_a_torn_last_line_gloss_says_repair_can_cut_it() -> None:
 
 
 def test_unparsable_streamed_tool_arguments_are_glossed() -> None:
-    said = gloss_text("invalid JSON arguments for tool read: Expecting ',' delimiter at column 17")
+    said = notebook.gloss_text(
+        "invalid JSON arguments for tool read: Expecting ',' delimiter at column 17"
+    )
     assert (
         said
         == "模型给工具 read 的参数拼起来不是合法的 JSON：第 17 列这里应当还有逗号或右括号（常见于 JSON 没写完）"
@@ -172,7 +177,7 @@ def test_unparsable_streamed_tool_arguments_are_glossed() -> None:
 def test_a_json_decode_error_of_the_standard_library_gets_its_gloss() -> None:
     with pytest.raises(json.JSONDecodeError) as caught:
         json.loads("\r")  # 07a: the empty CRLF line the chapter hands to JSON.parse
-    assert gloss(caught.value) == "第 2 列应当出现一个 JSON 值"
+    assert notebook.gloss(caught.value) == "第 2 列应当出现一个 JSON 值"
 
 
 def test_the_kits_refusals_of_a_file_are_glossed_with_what_to_do(tmp_path: Path) -> None:
@@ -221,5 +226,5 @@ def test_the_demos_read_tool_errors_are_glossed() -> None:
 def test_get_on_a_value_that_is_not_an_object_is_glossed() -> None:
     # a reader's parser that calls value.get(...) before checking it is a dict (01's exercise)
     for kind in ("list", "str", "int", "NoneType"):
-        meaning = gloss_text(f"'{kind}' object has no attribute 'get'")
+        meaning = notebook.gloss_text(f"'{kind}' object has no attribute 'get'")
         assert meaning is not None and meaning.startswith(f"对 {kind} 调用了 .get"), kind

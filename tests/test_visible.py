@@ -27,7 +27,7 @@ from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage, app
 from mini_agent.messages import Message
 from mini_agent.model_client import ScriptedClient
 from mini_agent.session import SessionFormatError, load_session
-from mini_agent.visible import visible, visible_html, visible_json, visible_line, visible_text
+from mini_agent.visible import visible, visible_json, visible_line, visible_text
 from teaching.errors import show_error
 from teaching.exercises import CheckReport, CheckResult, outcome_of, shown
 from teaching.source import show_source
@@ -293,7 +293,6 @@ def test_visible_escapes_each_kind_and_keeps_what_can_be_seen() -> None:
     seen = 'x "q" \\ 中文 \u3000\u00a0é 😀 ❤\ufe0f'  # quotes, backslash, spaces, VS16 emoji
     assert visible(seen) == visible_text(seen) == visible_line(seen) == seen
     assert visible_text(f"a\n\tb{RLO}") == "a\n\tb\\u202e"  # lines and tabs kept
-    assert visible_html(f"<{RLO}>\n&'\"") == "&lt;\\u202e&gt;\n&amp;&#x27;&quot;"
 
 
 def test_unicode_zero_width_space_is_a_format_character() -> None:
