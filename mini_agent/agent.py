@@ -1,10 +1,6 @@
 # 注释用中文全角标点，和本章一样
 """`run_agent`：磁盘上的会话和发给模型的上下文只在这里汇合（本章“会话与上下文的责任边界”）。
-
-本章没有给 `runAgent` 的源码，只画了图；这里照图写，图的每一段是几行。本包多做的事各是一次调用，
-写在文件后半（“本章之外”）：参数先查、`record()` 先写磁盘、被打断的调用补记结果、请求里给
-没有结果的调用补上一条错误结果。
-"""
+本章只画了 `runAgent` 的图，这里照图写；本包多做的事各是一次调用，写在文件后半（“本章之外”）。"""
 
 from __future__ import annotations
 
@@ -122,8 +118,7 @@ def run_tool(
 def check_arguments(
     prompt: object, tools: object, session_path: object, budget: object, max_turns: object
 ) -> None:
-    """Refuse a bad argument before anything is loaded or written (TypeScript's types refuse
-    most of these at compile time)."""
+    """Refuse a bad argument before anything is written (TypeScript refuses most when compiling)."""
     if prompt is None and session_path is None:
         raise ValueError("prompt=None answers a session on disk: give session_path too")
     if prompt is not None and not isinstance(prompt, str):

@@ -15,8 +15,7 @@ from typing import Any, BinaryIO, NoReturn, TextIO
 
 from . import cli_text as text
 from . import store
-from .cli_arguments import positive_int
-from .cli_text import ARGPARSE, COMMANDS
+from .cli_text import ARGPARSE, COMMANDS, positive_int
 from .context import ContextBudgetError, context_units, estimate_context_chars
 from .glosses import phrase_first
 from .listing import SessionListing, TrimListing, UnitsListing, display_width

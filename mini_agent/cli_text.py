@@ -1,7 +1,9 @@
 """Every word the command line prints, in Chinese (argparse's too); English only in names, JSON,
 the chapter's phrases and what the system says. Help is wrapped by hand to 80 columns."""
 
-from typing import Final
+import argparse
+from collections.abc import Callable
+from typing import Final, TypeVar
 
 from .context import ContextBudgetError
 from .glosses import gloss, gloss_text
@@ -71,7 +73,7 @@ UNITS_HELP: Final = "按一致单元分组列出"
 TRIM_BUDGET_HELP: Final = "预算（字符数）"
 
 # A line with blanks, `name = "…{}…".format`: `name(values…)` fills them in order.
-# argument types (`cli_arguments`, `chat`'s own)
+# argument types (`positive_int`, `positive_float`, `chat`'s own)
 INTEGER: Final = "整数"
 NUMBER: Final = "数"
 FILE_PATH: Final = "文件路径"
@@ -176,3 +178,25 @@ def chat_resume(session: str, prompts: int, change: str = "") -> str:
         f"要续接，{again}{change}：第一条提问与没回答的那条相同时，"
         f"会从 {session} 里回答它，不会记录两次"
     )
+
+
+Number = TypeVar("Number", int, float)
+
+
+def positive(convert: Callable[[str], Number], kind: str) -> Callable[[str], Number]:
+    """An argparse type: `convert(value)` when it is a positive `kind`, else a usage error."""
+
+    def parse(value: str) -> Number:
+        try:
+            number = convert(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(not_a(kind, repr(value))) from None
+        if not number > 0:  # `not >` also refuses NaN
+            raise argparse.ArgumentTypeError(not_positive(value))
+        return number
+
+    return parse
+
+
+positive_int = positive(int, INTEGER)  # a budget: --max-chars
+positive_float = positive(float, NUMBER)  # a time: --timeout

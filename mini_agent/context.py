@@ -2,10 +2,8 @@
 """本章的 src/context.ts，写成 Python：`estimate_context_chars`、单元扫描 `context_units`、
 老z 画的装预算的算法 `trim_context`。
 
-和本章只差在快慢，不差在结果：本章的内层循环每遇到一条 tool result 都向前找一遍，本包预先
-一趟查好（`declaring_assistants`）；本章每装一个单元都把 `unit + kept` 重新量一遍，本包累加
-每个单元的长度（估算按条相加）。最坏情况是线性的，结果逐条相同：tests/chapter_reference.py
-是照本章逐行写的慢版本，tests/test_properties.py 在随机历史上拿两者比。
+只差在快慢，不差在结果：内层的向前找预先一趟查好（`declaring_assistants`），装预算时累加而不是
+把 `unit + kept` 重新量一遍，最坏也是线性的；tests/chapter_reference.py 是照本章逐行写的慢版本。
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""Beyond the chapter: JSON exactly as JavaScript writes it (`JSON.stringify`), and read as
-strictly as it reads it (`JSON.parse`): TypeScript has both built in, Python's `json` differs in
-the details. Numbers are doubles; what JavaScript cannot hold is refused. docs/JSON_FORM.md."""
+"""Beyond the chapter: JSON written byte for byte as `JSON.stringify` and read as strictly as
+`JSON.parse` (TypeScript has both built in); what JavaScript cannot hold is refused (JSON_FORM.md)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The three messages of a session and their one on-disk form (one JSON object per line).
-
-The chapter's `Message` union, as frozen dataclasses that check their field types when they are
-made (each `__init__` checks, then sets). `to_record` gives the object the chapter's `JSON.stringify(message)` writes, keys in its
-order; `json_form.stringify` writes it byte for byte as JavaScript does.
+"""The chapter's `Message` union as frozen dataclasses that check their fields' types when made,
+and their one on-disk form: `to_record` (the chapter's keys, in its order), `line`.
 """
 
 from __future__ import annotations
@@ -33,13 +30,8 @@ def _js_key_rank(key: str) -> tuple[int, int]:
 
 @dataclass(frozen=True, init=False)
 class ToolCall:
-    """One tool call an assistant asks for; `input` may be any JSON value, `None` included.
-
-    `extra` keeps any other keys the call was written with, and `keys` the order they were
-    written in (empty: id, name, input, then `extra`), as the chapter's record keeps
-    `item.toolCalls` whole: a file's calls are written back, and measured, as they were read.
-    That order is not part of what a call is: two calls are equal as their JSON objects are.
-    """
+    """One tool call; `input` is any JSON value. `extra` and `keys` keep other keys and the order
+    written (as the chapter keeps `item.toolCalls` whole); equality ignores that order."""
 
     id: str
     name: str
@@ -115,9 +107,7 @@ class _MessageBase:
 
     @property
     def line(self) -> str:
-        """This message's line in a session file, without the newline: `JSON.stringify(message)`.
-        Made afresh each time: a tool input changed after the message was made is measured and
-        written as it is now, never from a stale copy."""
+        """`JSON.stringify(message)`: the line in a session file, made afresh each time."""
         return stringify(to_record(self))  # type: ignore[arg-type]
 
     @property

@@ -19,12 +19,8 @@ class TextDelta:
 
 @dataclass(frozen=True)
 class ToolCallEvent:
-    """One complete tool call the assistant asks for.
-
-    `input_error` says why the call must not run (its arguments were not valid JSON, or not
-    the object the tool needs); the call's `input` then keeps the model's raw text as a
-    JSON string, so the session file shows what the model sent and still loads.
-    """
+    """One complete tool call; `input_error` says why it must not run (its `input` then keeps
+    the model's raw text as a JSON string: the file shows what was sent, and still loads)."""
 
     call: ToolCall
     input_error: str | None = None

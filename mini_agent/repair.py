@@ -1,9 +1,5 @@
-"""Beyond the chapter: cutting a torn last line off a session file — the one repair the kit makes.
-
-A process killed in `append_session` can leave its record half written as the last line; a
-crash of a file system can leave NUL bytes where the last appends were. `load_session` stays
-strict; `repair_session` copies exactly that tail into a backup and cuts it off. Any other
-damage is refused and the file left untouched: it is evidence, not a torn write."""
+"""Beyond the chapter: cutting a torn last line (or a crash's NUL tail) off a session file into a
+backup — the one repair the kit makes; any other damage is refused, the file untouched."""
 
 from __future__ import annotations
 
@@ -79,14 +75,8 @@ def repair_would_cut(line: bytes, number: int, path: PathLike) -> bool:
 
 
 def repair_session(path: PathLike) -> RepairReport:
-    """Cut a torn last line off the session at `path`, or say there is nothing to cut.
-
-    The torn bytes (see `why_repair_refuses`) go to `PATH.torn` (or `.torn.2`, …: never
-    overwritten), synced, before the session is cut in place and synced: a failure or a kill
-    leaves it as it was or repaired. `RepairRefusedError`, file untouched, for other damage;
-    an `OSError` names the step. Under the appenders' lock; refuses what they refuse. Limits
-    (DURABILITY.md): a killed repair may leave its temporary file or, rerun, a second backup.
-    """
+    """Cut a torn last line off the session at `path` into `PATH.torn` (`.torn.2`, …), synced
+    first, or say there is nothing to cut; `RepairRefusedError` for other damage (DURABILITY.md)."""
     session = Path(path)  # errors, the report and the files beside it use the caller's name
     with open_locked(session, write=True) as file:  # write: refuse a file we may not write
         return _repair_held(file.fileno(), session)
@@ -194,11 +184,8 @@ def _synced_copy(session: Path, data: bytes) -> Path:
 
 
 def _install_backup(temporary: Path, session: Path) -> Path:
-    """Give a synced temporary file the first free name `PATH.torn`, `PATH.torn.2`, …
-
-    The name is claimed with an exclusive create (`os.link` is missing on Pyodide), so an
-    older backup is never overwritten; the file then takes the name it claimed, atomically.
-    """
+    """Give a synced temporary file the first free name `PATH.torn`, `PATH.torn.2`, …, claimed
+    by an exclusive create (no `os.link` on Pyodide): an older backup is never overwritten."""
     number = 1
     try:
         while True:

@@ -2,9 +2,8 @@
 """本章的 src/session.ts，写成 Python：`record`、`calls`、`parse_session_message`、
 `load_session`、`append_session`，名字、顺序和分支都是本章的。
 
-本包多做的事各是一次调用：`store.read_lines`（带物理行号的行，持共享锁）、`store.append_line`
-（锁、换行守卫、回滚、fsync），`json_form`（与 `JSON.parse`/`JSON.stringify` 逐字节一致）。
-与本章的不同见 docs/ARCHITECTURE.md 的差异表。
+本包多做的事各是一次调用：`store.read_lines`、`store.append_line`（锁、换行守卫、回滚）和 `json_form`
+（与 `JSON.parse`/`JSON.stringify` 逐字节一致）；与本章的不同见 docs/ARCHITECTURE.md 的差异表。
 """
 
 from __future__ import annotations
@@ -112,9 +111,7 @@ def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> 
 
 
 def message_line(message: Message) -> str:
-    """`JSON.stringify(message)`, refused (`ValueError`) when a load would not give this message
-    back. If `append_session` raises, its record is not in the file unless
-    `store.written_anyway(error)`."""
+    """`JSON.stringify(message)`, refused (`ValueError`) when a load would not give it back."""
     strings_only = not (isinstance(message, AssistantMessage) and message.tool_calls)
     line, exact = stringify_exactly(to_record(message), known_plain=strings_only)
     if not exact and parse_session_message(parse(line)) != message:

@@ -112,8 +112,7 @@ def refuse_irregular(mode: int, path: PathLike) -> None:
 
 
 def refuse_path(path: PathLike, write: bool) -> None:
-    """Refuse what `path` names before it is opened — a link, a FIFO, a device, a socket, a
-    directory and, for a writer, what `refuse_file` refuses — or return: missing, or fine."""
+    """Refuse a link, a non-regular file and, for a writer, what `refuse_file` does: unopened."""
     try:
         info = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -132,8 +131,7 @@ def symlink_refused(path: PathLike) -> SymlinkRefusedError:
 
 
 def refuse_file(info: os.stat_result, path: PathLike, write: bool) -> None:
-    """Refuse anything but a regular file and, for a writer, also a file with a second name
-    or one another user owns or may write: the common case in one test."""
+    """Refuse a non-regular file; for a writer also a second name, another's or others' file."""
     if not write or sys.platform == "win32" or not hasattr(os, "geteuid"):
         refuse_irregular(info.st_mode, path)
         return refuse_linked(info, path) if write else None
@@ -191,8 +189,8 @@ def append_line(path: PathLike, line: str, fsync: bool, load: Load) -> None:
 
 
 def _check_last_line(path: PathLike, load: Load, line: bytes, number: Callable[[], int]) -> None:
-    """The newline guard's question: an unterminated last line that loads is a record (a
-    newline goes first); any other refuses the append, saying whether `repair` would cut it."""
+    """The newline guard: an unterminated last line that loads gets its newline; any other
+    refuses the append, saying whether `repair` would cut it."""
     try:
         load(line, path)
     except SessionFormatError as err:
@@ -205,8 +203,7 @@ def _check_last_line(path: PathLike, load: Load, line: bytes, number: Callable[[
 
 
 def written_anyway(error: BaseException) -> bool:
-    """Whether the record of the `append_line` that raised `error` is in its file after all,
-    whole where it was written (an interruption after it, or during the roll-back)."""
+    """Whether the record of the `append_line` that raised `error` is whole in its file after all."""
     append = error.__dict__.get("append")
     if not isinstance(append, Append) or not append.data:
         return False  # raised before anything was written
@@ -243,8 +240,7 @@ def _append_held(
 
 
 def _roll_back(file: LockedFile, append: Append, fsync: bool, error: BaseException) -> None:
-    """Cut this call's bytes off again, only when the file ends in them where they were written
-    (anything else is a lock-less writer's: it stays); a failed first append leaves no file."""
+    """Cut this call's bytes off, only when the file ends in them (else a lock-less writer's stay)."""
     fd, offset = file.fileno(), append.offset
     try:
         end = os.fstat(fd).st_size
@@ -283,8 +279,7 @@ def _holds(fd: int, offset: int, data: memoryview) -> bool:
 
 
 def last_line(fd: int, size: int) -> tuple[bytes, int]:
-    """The unterminated last line of a file of `size` bytes and the offset it starts at: read
-    backwards from the end, a chunk at a time, so that only that line is ever held."""
+    """The unterminated last line of a file of `size` bytes and its offset, read backwards."""
     pieces: list[bytes] = []
     start = size
     while start > 0:
@@ -323,8 +318,7 @@ class Lines:
 
 
 def read_lines(path: PathLike) -> Lines:
-    """The non-blank lines of the file at `path`, read under the shared lock where there is one
-    (then an append is never seen half done); `FileNotFoundError` when there is no file."""
+    """The numbered non-blank lines of the file at `path`, under the shared lock."""
     with open_locked(path, write=False) as file:
         return split_lines(iter(functools.partial(file.read, CHUNK), b""))
 
@@ -454,8 +448,7 @@ def _open_flagged(path: str, flags: int) -> int:
 
 
 def has_lock() -> bool:
-    """Whether appenders and loaders serialise through a lock: `flock` on POSIX, `LockFileEx`
-    on Windows; not in Pyodide (no `flock`; one process, one thread: nothing to serialise)."""
+    """Whether there is a lock: `flock` on POSIX, `LockFileEx` on Windows; none in Pyodide."""
     if sys.platform == "win32":
         return True
     else:

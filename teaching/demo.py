@@ -21,7 +21,7 @@ from typing import Final
 
 from mini_agent import cli, cli_text
 from mini_agent.agent import run_agent
-from mini_agent.cli_arguments import positive_int
+from mini_agent.cli_text import positive_int
 from mini_agent.context import ContextBudgetError, context_units, estimate_context_chars
 from mini_agent.json_form import JSON
 from mini_agent.listing import WORDS

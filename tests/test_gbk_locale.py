@@ -103,9 +103,9 @@ def test_the_cli_prints_chinese_and_escapes_what_gbk_lacks(
 
 SAID = {  # the end of the first line each command prints on the session above
     "check": "；按角色：user 1 条、assistant 2 条、tool 1 条",
-    "show": "4 条消息，285 字符",
+    "show": "4 条消息，288 字符",  # UTF-16 units, as .length counts: each emoji is 2
     "show --units": "3 个单元",
-    "trim --max-chars 400": "保留 3/3 个单元、4/4 条消息，用了 285 字符",
+    "trim --max-chars 400": "保留 3/3 个单元、4/4 条消息，用了 288 字符",
 }
 
 

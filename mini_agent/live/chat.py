@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import cli_text as text
 from ..agent import AgentTurnLimitError, run_agent
-from ..cli_arguments import positive_float, positive_int
+from ..cli_text import positive_float, positive_int
 from ..context import ContextBudgetError
 from ..json_form import JSON, stringify
 from ..listing import request_line
