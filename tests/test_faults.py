@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mini_agent import UserMessage, append_session, load_session, store
+from mini_agent import Message, UserMessage, append_session, load_session, store
 from mini_agent.cli import main as cli_main
 
 from . import faults
@@ -345,6 +345,15 @@ def full_device(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tupl
         pytest.skip(str(refused))
 
 
+def synced_history(mount: Path) -> tuple[Path, list[Message]]:
+    """A session on `mount` holding the multi-tool history, every record synced."""
+    path = mount / "s.jsonl"
+    history = multi_tool_history()
+    for message in history:
+        append_session(path, message, fsync=True)
+    return path, history
+
+
 @pytest.mark.parametrize("full_device", [True], indirect=True, ids=["ext4"])
 def test_a_sync_that_fails_on_a_real_device_rolls_the_record_back(
     full_device: tuple[Path, Any],
@@ -352,10 +361,7 @@ def test_a_sync_that_fails_on_a_real_device_rolls_the_record_back(
     # ext4 on a loop device whose backing store is full: the write is cached, the sync fails
     # (ENOSPC). Before the fix 6 of 6 records reported as failed were still in the file.
     mount, fill_device = full_device
-    path = mount / "s.jsonl"
-    history = multi_tool_history()
-    for message in history:
-        append_session(path, message, fsync=True)
+    path, history = synced_history(mount)
     before = path.read_bytes()
     fill_device(True)
     for number in range(6):
@@ -379,10 +385,7 @@ def test_unsynced_appends_lost_in_a_crash_leave_nul_bytes_that_repair_cuts(
     from mini_agent.repair import repair_session, repair_would_cut
 
     mount, fill_device = full_device
-    path = mount / "s.jsonl"
-    history = multi_tool_history()
-    for message in history:
-        append_session(path, message, fsync=True)
+    path, history = synced_history(mount)
     fill_device(True)
     for number in range(3):
         append_session(path, UserMessage(f"unsynced {number} " + "u" * 100_000))  # no error
