@@ -24,6 +24,18 @@ else:
     HARD_KILL, KILLED_STATUS = signal.SIGKILL, -signal.SIGKILL
 
 
+# The browser tests' Chromium: Debian's (`kit.py system`), never a download; nothing it asks
+# for leaves loopback (Chromium reaches for its own hosts even without a page asking).
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+
+
 def free_port() -> int:
     """A loopback port that nothing listens on (now)."""
     with socket.socket() as probe:

@@ -32,18 +32,10 @@ from teaching.text import words
 from teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
-from .helpers import HARD_KILL, free_port, wait_until_serving
+from .helpers import CHROMIUM, CHROMIUM_FLAGS, HARD_KILL, free_port, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "screenshots"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",  # nothing leaves loopback
-]
 TOKEN = "explorers-browser-test"
 BUDGET_NOTEBOOK = "05_character_budget.ipynb"  # BudgetExplorer() over sample_session()
 STEPPER_NOTEBOOK = "04_context_units.ipynb"  # UnitScanStepper(history), history = chapter_picture()

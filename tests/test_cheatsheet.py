@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from .helpers import CHROMIUM, CHROMIUM_FLAGS
+
 ROOT = Path(__file__).resolve().parent.parent
 CHEATSHEET = ROOT / "notebooks" / "cheatsheet.md"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 EXTRAS = "本包比本章多做的"
 
 PRINT_STYLE = """

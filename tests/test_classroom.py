@@ -41,9 +41,8 @@ from teaching.samples import chapter_picture
 from teaching.text import words
 from teaching.trace import scan_steps
 
+from .helpers import CHROMIUM, CHROMIUM_FLAGS
 from .test_browser import (
-    CHROMIUM,
-    CHROMIUM_FLAGS,
     ROOT,
     SCREENSHOTS,
     TOKEN,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mini_agent import load_session
 from teaching import demo
 
@@ -25,7 +27,9 @@ def test_the_demo_has_help_and_usage_errors_in_chinese(tmp_path: Path) -> None:
     assert run.err.startswith("用法：python -m teaching.demo") and ": 错误：" in run.err
 
 
-def test_demo_runs_a_multi_tool_conversation_and_resumes_from_disk(tmp_path: Path) -> None:
+def test_demo_runs_its_scripts_resuming_from_disk_and_records_an_unknown_tool(
+    tmp_path: Path,
+) -> None:
     first = demo_cli("--session", "d.jsonl", cwd=tmp_path)
     assert first == Run(
         0,
@@ -53,12 +57,9 @@ def test_demo_runs_a_multi_tool_conversation_and_resumes_from_disk(tmp_path: Pat
         "",
     )
     assert len(load_session(tmp_path / "d.jsonl")) == 9
-
-
-def test_demo_records_an_unknown_tool_as_an_error_result(tmp_path: Path) -> None:
-    for _ in range(3):
-        run = demo_cli("--session", "d.jsonl", cwd=tmp_path)
-        assert run.code == 0
+    # the third script asks for a tool the demo does not have: an error result, recorded
+    third = demo_cli("--session", "d.jsonl", cwd=tmp_path)
+    assert third.code == 0
     assert "unknown tool: write" in (tmp_path / "d.jsonl").read_text(encoding="utf-8")
     assert "tool write-1!" in cli("show", "d.jsonl", cwd=tmp_path).out
 
@@ -80,20 +81,27 @@ def test_demo_stops_with_the_budget_error_says_what_it_needs_and_keeps_the_sessi
     assert cli("check", "d.jsonl", cwd=tmp_path).code == 0  # what was recorded still loads
 
 
-def test_the_demos_smallest_budget_is_the_least_every_run_fits(tmp_path: Path) -> None:
+def test_the_demos_smallest_budget_is_the_least_every_run_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     needed = demo.smallest_budget()
     help_text = demo_cli("--help", cwd=tmp_path).out
     assert f"本演示不报错的最小预算：--max-chars {needed}（每次请求最新的一致单元都装得下）。" in (
         help_text
     )
     assert f"本演示不报错的最小预算是 {needed}" in help_text
+    monkeypatch.chdir(tmp_path)  # the runs: in this process (the command itself is tested above)
+
+    def run(session: str, budget: int) -> tuple[int, str]:
+        code = demo.main(["--session", session, "--max-chars", str(budget)])
+        return code, capsys.readouterr().err
+
     for _ in range(len(demo.SCRIPTS) + 1):  # every script, and the first again on its history
-        run = demo_cli("--session", "enough.jsonl", "--max-chars", str(needed), cwd=tmp_path)
-        assert (run.code, run.err) == (0, "")
+        assert run("enough.jsonl", needed) == (0, "")
     failures = []
     for _ in range(len(demo.SCRIPTS)):  # one budget less: some run cannot send its newest unit
-        run = demo_cli("--session", "less.jsonl", "--max-chars", str(needed - 1), cwd=tmp_path)
-        failures += [run.err] if run.code else []
+        code, err = run("less.jsonl", needed - 1)
+        failures += [err] if code else []
     assert failures and all(f"--max-chars 至少 {needed}" in err for err in failures)
 
 

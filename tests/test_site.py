@@ -59,21 +59,12 @@ from teaching.samples import (
 from teaching.trace import scan_steps
 
 from .budget_slider import drag_budget_slider
-from .helpers import stored_output_text
+from .helpers import CHROMIUM, CHROMIUM_FLAGS, stored_output_text
 from .timings import measured
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_site"
 SCREENSHOTS = ROOT / "screenshots"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    # Chromium reaches for its own hosts even with the flag above; resolve none of them
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
 LOOPBACK = "127.0.0.1"
 # the status bar's kernel entry once idle; the site's menus are Chinese (jupyter/overrides.json)
 KERNEL_IDLE = re.compile(r"Python \(Pyodide\) \| (?:空闲|Idle)\b")
