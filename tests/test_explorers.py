@@ -26,7 +26,7 @@ from teaching.explorer_logic import (
 )
 from teaching.explorers import BudgetExplorer, RunStepper, SessionEditor, UnitScanStepper
 from teaching.glosses import gloss_line
-from teaching.samples import chapter_picture, sample_session, sample_session_text
+from teaching.samples import sample_session, sample_session_text
 from teaching.style import palette
 from teaching.text import request_line
 from teaching.trace import scan_steps

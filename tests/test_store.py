@@ -45,8 +45,8 @@ from mini_agent import (
     run_agent,
     store,
 )
-from mini_agent.messages import record_line
 from mini_agent.agent import INTERRUPTED
+from mini_agent.messages import record_line
 from mini_agent.repair import repair_session
 
 from .helpers import multi_tool_history
