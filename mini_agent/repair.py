@@ -13,9 +13,7 @@ from pathlib import Path
 from . import store
 from .messages import Message
 from .session import SessionFormatError, parse_session_bytes
-from .store import PathLike, open_locked, pieces, read_at, sync_folder, why_not_torn, write_all
-
-__all__ = ["pieces", "why_not_torn"]  # re-exported: what a torn line is lives in `store`
+from .store import PathLike, open_locked, read_at, sync_folder, write_all
 
 BACKUP_SUFFIX = ".torn"
 ADVICE = (

@@ -9,10 +9,6 @@ from .json_form import JSON
 from .session import record
 
 
-def _any_object() -> dict[str, JSON]:
-    return {"type": "object"}
-
-
 @dataclass(frozen=True)
 class Tool:
     """A named function the model may call; `run` gets the call's `input` and returns text.
@@ -24,7 +20,7 @@ class Tool:
     name: str
     description: str
     run: Callable[[JSON], str]
-    parameters: dict[str, JSON] = field(default_factory=_any_object, hash=False)
+    parameters: dict[str, JSON] = field(default_factory=lambda: {"type": "object"}, hash=False)
 
 
 # The chapter's `asObject()` is the same narrowing as session's `record()`: one definition.

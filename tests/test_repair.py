@@ -30,8 +30,9 @@ from mini_agent import (
     load_session,
 )
 from mini_agent.messages import Message, record_line
-from mini_agent.repair import RepairRefusedError, pieces, repair_session, why_not_torn
+from mini_agent.repair import RepairRefusedError, repair_session
 from mini_agent.session import SessionFormatError, parse_session_bytes
+from mini_agent.store import pieces, why_not_torn
 
 from .helpers import multi_tool_history
 from .platforms import REAL_FAULTS, posix_only_module
