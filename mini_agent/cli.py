@@ -37,8 +37,7 @@ def say(said: str, file: TextIO | None = None) -> None:
 
 
 def format_error(err: SessionFormatError, prog: str = "python -m mini_agent") -> str:
-    """`FILE:LINE: ` and the chapter's phrase, then (indented) `phrase_first`'s other lines and
-    the bad line, shortened (the file is read again a chunk at a time: memory stays bounded)."""
+    """`FILE:LINE: ` and the chapter's phrase, then `phrase_first`'s lines and the bad line."""
     path = visible(str(err.path))
     first, *rest = phrase_first(err)
     lines = [f"{path}:{err.line}: {visible(first)}", *(f"  {visible(line)}" for line in rest)]
@@ -68,8 +67,7 @@ def _line_start(file: BinaryIO, number: int) -> int | None:
 
 
 class _Line:
-    """The bytes of the line at `start`, a chunk at a time, without its newline;
-    `terminated`, once read to its end, tells whether a newline ended it."""
+    """The line at `start`, a chunk at a time; `terminated`, once read, if a newline ended it."""
 
     def __init__(self, file: BinaryIO, start: int) -> None:
         self.file, self.start, self.terminated = file, start, False
@@ -87,7 +85,7 @@ class _Line:
 def excerpt(line: bytes, column: int | None = None, limit: int = 72) -> str:
     """The line, shortened; when the error's column lies beyond the cut, the part around it."""
     skip = column - limit // 2 if column is not None and column > limit // 2 else 0
-    shown = line.decode("utf-8", "replace")
+    shown = line.decode("utf-8", "backslashreplace")  # a byte that is not UTF-8: \xNN
     if skip and len(shown) > limit:
         return "…" + visible_line(shown[skip : skip + limit], limit - 1)
     return visible_line(shown, limit)
@@ -183,8 +181,7 @@ class HelpFormatter(argparse.RawTextHelpFormatter):
 
 
 class CommandParser(argparse.ArgumentParser):
-    """argparse's parser, in Chinese; a usage error exits `EXIT_USAGE`, the command line
-    quoted through `visible`; a subcommand `elsewhere` (a module) is imported when chosen."""
+    """argparse's parser, in Chinese; a subcommand `elsewhere` is imported when chosen."""
 
     elsewhere: str | None = None
 
@@ -240,8 +237,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
-    """Run one subcommand (of `parser`, by default this program's); return its exit code.
-    Touches no global state: a library may call it."""
+    """Run one subcommand (of `parser`); return its exit code. A library may call it."""
     parser = parser or build_parser()
     args = parser.parse_args(argv)
     try:

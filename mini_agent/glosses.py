@@ -4,7 +4,7 @@ import re
 from collections.abc import Callable
 
 from .context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG
-from .repair import ADVICE
+from .repair import ADVICE, ENCODING_ADVICE
 from .session import INVALID_JSON, INVALID_RECORD, READS_AS_GBK, SessionFormatError
 from .visible import visible_text
 
@@ -52,7 +52,7 @@ _PHRASED = re.compile(f"({'|'.join(map(re.escape, PHRASES))}) (\\d+)(?:: (.*))?"
 # refusals of a path say what to do
 WHOLE = (
     (re.escape(SMALLEST_UNIT_TOO_BIG), "预算连最新的那个一致单元都装不下"),
-    (re.escape(EMPTY_CONTEXT), "裁剪后一个单元也没有（历史为空），上下文不能为空"),
+    (re.escape(EMPTY_CONTEXT), "裁剪后一个单元也没有，上下文不能为空"),
     *table(r"""
 .*refusing to append after an incomplete last line.* => 拒绝追加：文件的最后一行写到一半，可以用 repair 剪掉这一行
 .*refusing to append after an invalid last line.* => 拒绝追加：文件的最后一行不是合法的记录
@@ -93,6 +93,7 @@ REPAIR_SUFFIXES = (
         "（本该是记录的地方是 NUL 字节：文件系统崩溃时丢了它们）",
     ),
     (": repair only cuts a torn last line", "：repair 只剪掉写到一半的最后一行"),
+    (f"; {ENCODING_ADVICE}", "；这个文件不是 UTF-8：用编辑器打开，另存为 UTF-8 编码；不要删行"),
     (
         f"; {ADVICE}",
         "；要保留还能读的部分：先复制这个文件，再在编辑器里删掉坏的行"

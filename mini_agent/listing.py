@@ -21,6 +21,7 @@ class ListingWords:
 
     kept = "保留"
     dropped = "丢弃"
+    unsent = "未发送"  # every unit, when the budget error left nothing to send
     chars = "{} 字符".format
     messages = "{} 条消息".format
     messages_chars = "{} 条消息，{} 字符".format
@@ -184,7 +185,8 @@ class TrimListing:
         rows = [self.summary()] + ([f"  {before}"] if before else [])
         width = len(str(len(self.rows)))  # `unit  9` lines up with `unit 10`
         for number, unit, chars, is_kept in shown:
-            state = WORDS.kept if is_kept else WORDS.dropped
+            failed = isinstance(self._outcome, Exception)
+            state = WORDS.kept if is_kept else WORDS.unsent if failed else WORDS.dropped
             name = WORDS.unit(f"{number:>{width}}")
             rows.append(f"  {state} {name}: {unit_text(unit)}  {WORDS.chars(chars)}")
         return "\n".join(rows + ([f"  {after}"] if after else []))

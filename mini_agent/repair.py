@@ -16,6 +16,7 @@ from .session import SessionFormatError, parse_session_bytes
 from .store import PathLike, open_locked, read_at, sync_folder, write_all
 
 BACKUP_SUFFIX = ".torn"
+ENCODING_ADVICE = "the file is not UTF-8: save it as UTF-8 in an editor, and cut nothing"
 ADVICE = (
     "to keep what is readable, copy the file, then delete the damaged lines in an editor "
     "(`python -m mini_agent check FILE` names each)"
@@ -95,7 +96,7 @@ def _repair_held(fd: int, session: Path) -> RepairReport:
         error = store.on_line(err, last_line)
         reason = why_repair_refuses(error, (tail,))
         if reason is not None:
-            reason = f"the last line {last_line} is not a torn record: {reason}; {ADVICE}"
+            reason = f"the last line {last_line} is not a torn record: {reason}; {_advice(err)}"
             raise RepairRefusedError(error, reason) from err
         core = tail.rstrip(b"\0")
         try:  # a complete record that NULs follow keeps its place
@@ -137,8 +138,12 @@ def _complete_lines(kept: bytes, tail: bytes, path: Path, last_line: int) -> lis
             reason = f"line {err.line} is damaged, and it is not the last line"
         if b"\0" in kept:
             reason += " (NUL bytes where records should be: a crash of a file system lost them)"
-        reason = f"{reason}: repair only cuts a torn last line; {ADVICE}"
+        reason = f"{reason}: repair only cuts a torn last line; {_advice(err)}"
         raise RepairRefusedError(err, reason) from err
+
+
+def _advice(error: SessionFormatError) -> str:  # a GBK file wants saving again, not cutting
+    return ENCODING_ADVICE if "not UTF-8" in error.detail else ADVICE
 
 
 @contextlib.contextmanager

@@ -71,7 +71,7 @@ from . import demo06
 from .buggy import Record
 from .chapter_variants import chapter_load_session, chapter_stringify
 from .glosses import gloss_shown, gloss_text
-from .mistakes import like_a_typescript_literal, units_earliest_declarer
+from .mistakes import like_a_typescript_literal, units_earliest_declarer, units_off_by_one
 from .samples import chapter_picture
 from .style import page, palette, visible_html
 from .text import FAIL, PASS, request_line, words
@@ -387,8 +387,8 @@ def in_exercise(
     Its helpers (functions of the same namespace) are run the same way; the namespace itself
     is copied, never changed. Anything but a plain function (a `functools.partial`, a
     builtin) is returned as it is."""
-    if not isinstance(fn, types.FunctionType):
-        return fn
+    if not isinstance(fn, types.FunctionType) or any(fn is answer for answer in answers):
+        return fn  # not a reader's function, or the answer itself (the chapter's variant)
     original = fn.__globals__
     names = dict(original)
     for name, value in original.items():
@@ -503,17 +503,14 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
 def answer_hinted(report: CheckReport) -> CheckReport:
     """`report`, each FAIL where the answer called the function it should write (its
     `CalledTheAnswer`) followed by `Words.called_the_answer`."""
-    said = f"{CalledTheAnswer.__name__}: "
-    return CheckReport(
-        report.title,
-        tuple(
-            CheckResult(r.name, r.passed, f"{r.detail}：{words().called_the_answer}")
-            if not r.passed and said in r.detail
-            else r
-            for r in report.results
-        ),
-        report.notes,
-    )
+    said, results = f"{CalledTheAnswer.__name__}: ", list[CheckResult]()
+    for r in report.results:
+        if not r.passed and said in r.detail:  # the whole hint once, then a short one
+            told = any(said in result.detail for result in results)
+            hint = words().called_it_again if told else words().called_the_answer
+            r = CheckResult(r.name, r.passed, f"{r.detail}：{hint}")
+        results.append(r)
+    return CheckReport(report.title, tuple(results), report.notes)
 
 
 _Check = TypeVar("_Check", bound=Callable[..., CheckReport])
@@ -673,7 +670,7 @@ def _key_notes(ours: Any, theirs: Any) -> list[str]:
     return notes
 
 
-@_guarded(record_line, chapter_stringify)
+@_guarded(record_line, chapter_stringify, to_record)
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
     package's line, or the chapter's `JSON.stringify` (NaN written as null). A line that
@@ -988,6 +985,8 @@ def _units_why(expected: Outcome, got: Outcome) -> str:
     history = getattr(got[1], "history", None)  # `_shown` keeps it beside the answer
     if history is not None and theirs == units_earliest_declarer(history):
         return words().units_earliest_declarer
+    if history is not None and theirs == units_off_by_one(history):
+        return words().units_off_by_one
     present = {id(message) for unit in theirs for message in unit}
     whole = [unit for unit in ours if len(unit) >= 2 and unit not in theirs]
     if any(unit[:-1] in theirs and id(unit[-1]) not in present for unit in whole):
@@ -1017,6 +1016,8 @@ def _kept_why(expected: Outcome, got: Outcome) -> str:
     newest = history[len(history) - len(theirs) :]
     if len(ours) < len(theirs) <= len(history) and theirs == newest:  # more of the newest end
         return words().kept_too_much
+    if len(ours) < len(theirs) and theirs[len(theirs) - len(ours) :] == ours:  # a gap before
+        return words().kept_skipping
     same_messages = sorted(map(repr, theirs)) == sorted(map(repr, ours))
     return words().kept_out_of_order if same_messages else ""
 

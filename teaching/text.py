@@ -154,6 +154,7 @@ class Words(ListingWords):
         "你的函数调用了练习要你自己写的那个函数（本包的，名字见上）："
         "练习要你自己把它写出来，检查时这个调用会直接报错"
     )
+    called_it_again: str = "同上：又调用了练习要你写的那个函数"
     message_as_dict: str = (
         '返回的是 dict：本章的对象字面量 { role: "user", content } 在本包里是一个消息对象——'
         "UserMessage(content)、AssistantMessage(content, tool_calls)、"
@@ -161,8 +162,8 @@ class Words(ListingWords):
         "（ToolCall.from_record(call) 从 dict 造一个）"
     )
     is_error_int: str = (
-        "isError 放过了整数：Python 的 bool 是 int 的子类，isinstance(x, int) 对 0、1 也成立；"
-        '查布尔值要写 isinstance(x, bool)（本章的 typeof item.isError === "boolean"）'
+        "isError 放过了整数：只查键在不在，或者写 isinstance(x, int)，都让 0、1 过了关（Python 的 bool "
+        '是 int 的子类）；查布尔值要写 isinstance(x, bool)（本章的 typeof item.isError === "boolean"）'
     )
     unchecked_field: str = (
         "你的函数返回了一条字段类型不对的消息：检查时构造函数不查类型（像本章 TypeScript 的对象字面量），"
@@ -249,6 +250,12 @@ class Words(ListingWords):
         "从 0 往后找，找到的是最早的那个，单元会把中间的消息全吞进去"
     )
 
+    units_off_by_one: str = (
+        "下标 0 上的 assistant 没有和它的结果成组：本章写的是 assistantIndex >= 0——找不到时是 -1，"
+        "0 是合法的下标（历史的第一条）；写成 > 0，第一条消息上的 assistant 就被当成了找不到"
+        "（本章说的“最容易走错的第二处”，04 的“>= 0”一节）"
+    )
+
     units_slice_end: str = (
         "有个单元少了最后一条，正是扫描遇到的那条 tool 结果：Python 的切片 messages[j:i] 不含 i。"
         "本章写的是 messages.slice(assistantIndex, index + 1)，Python 里是 messages[j:i + 1]"
@@ -269,6 +276,11 @@ class Words(ListingWords):
         "保留的比本章多：每装一个单元，要量的是 unit 连同已经装下的 kept（本章的 "
         "estimateContextChars(unit ∪ kept) > maxChars），不是只量这个单元自己；只量单元，"  # noqa: RUF001
         "每个都装得下，加起来就超了预算"
+    )
+
+    kept_skipping: str = (
+        "跳过了装不下的单元，又去装更早、更小的：本章遇到第一个装不下的单元就停（kept 非空时 break，"
+        "“不再往前装”），发出去的是历史最新的连续一段，中间不能有缺口"
     )
 
     kept_out_of_order: str = (

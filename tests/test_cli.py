@@ -388,7 +388,7 @@ def test_trim_of_an_empty_session_cannot_be_empty(tmp_path: Path) -> None:
         1,
         lines(
             "s.jsonl: context budget cannot be empty",
-            "  释义：裁剪后一个单元也没有（历史为空），上下文不能为空",
+            "  释义：裁剪后一个单元也没有，上下文不能为空",
         ),
     )
 

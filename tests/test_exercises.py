@@ -432,7 +432,9 @@ def test_an_answer_that_calls_the_function_it_should_write_fails_every_row() -> 
     for answer in (calls_the_packages_parser, calls_the_parser_by_its_module):
         report = check_parse_session_message(answer)
         assert not any(result.passed for result in report.results)
-        assert all(r.detail.endswith(words().called_the_answer) for r in report.results)
+        first, *rest = report.results  # the whole hint once, then a short one
+        assert first.detail.endswith(words().called_the_answer)
+        assert all(r.detail.endswith(words().called_it_again) for r in rest)
     assert session_module.parse_session_message(json.loads('{"role":"user","content":"x"}'))
 
 
@@ -485,21 +487,33 @@ def test_a_parser_that_raises_on_bad_data_fails_and_says_so() -> None:
 # --- 02 record_line -------------------------------------------------------------------------
 
 
+def fields_of(message: Message) -> dict[str, Any]:
+    """The record a reader builds by hand (`to_record` is the answer's half: refused)."""
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": message.content}
+    if isinstance(message, AssistantMessage):
+        calls = [call.to_record() for call in message.tool_calls]
+        return {"role": "assistant", "content": message.content, "toolCalls": calls}
+    assert isinstance(message, ToolMessage)
+    return {"role": "tool", "content": message.content, "toolCallId": message.tool_call_id,
+            "isError": message.is_error}  # fmt: skip
+
+
 def reader_line(message: Message) -> str:
     return json.dumps(
-        to_record(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        fields_of(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False
     )
 
 
 def dumps_with(**options: Any) -> Callable[[Message], str]:
     settings: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":"), "allow_nan": False}
     settings |= options
-    return lambda message: json.dumps(to_record(message), **settings)
+    return lambda message: json.dumps(fields_of(message), **settings)
 
 
 def without_key(key: str, when: Callable[[Any], bool]) -> Callable[[Message], str]:
     def line(message: Message) -> str:
-        record = to_record(message)
+        record = fields_of(message)
         if key in record and when(record[key]):
             del record[key]
         return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -508,7 +522,7 @@ def without_key(key: str, when: Callable[[Any], bool]) -> Callable[[Message], st
 
 
 WRONG_LINES: dict[str, Callable[[Message], str]] = {
-    "json.dumps defaults": lambda message: json.dumps(to_record(message)),
+    "json.dumps defaults": lambda message: json.dumps(fields_of(message)),
     "ASCII escapes": dumps_with(ensure_ascii=True),
     "spaces after , and :": dumps_with(separators=(", ", ": ")),
     "sorted keys": dumps_with(sort_keys=True),
@@ -554,7 +568,7 @@ KEY_ORDER_INFERRED = (
 
 
 def tool_id_first(message: Message) -> str:
-    record = to_record(message)
+    record = fields_of(message)
     if record["role"] == "tool":
         record = {"role": "tool", "toolCallId": record["toolCallId"], **record}
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -578,7 +592,7 @@ def test_the_key_order_note_finds_the_first_object_out_of_order_at_any_depth() -
     )
 
     def name_first(message: Message) -> str:
-        record = to_record(message)
+        record = fields_of(message)
         if isinstance(message, AssistantMessage):
             record["toolCalls"] = [
                 {"name": c.name, "id": c.id, "input": c.input} for c in message.tool_calls
@@ -918,7 +932,7 @@ def test_a_record_with_other_keys_is_told_which() -> None:
     def snake_case(message: Message) -> str:
         record = {
             re.sub(r"[A-Z]", lambda m: "_" + m[0].lower(), key): value
-            for key, value in to_record(message).items()
+            for key, value in fields_of(message).items()
         }
         return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
@@ -949,3 +963,10 @@ def test_an_answer_that_calls_the_parsers_branches_or_the_loaders_loop_fails() -
     assert not check_parse_session_message(by_discriminate).ok
     assert not check_load_session(by_the_loop).ok
     assert check_load_session(session_module.load_session).ok
+
+
+def test_a_line_built_on_to_record_is_told_it_called_the_answer() -> None:
+    # to_record is the exercise's first half (the fields, isError included): not an answer
+    report = check_record_line(lambda m: json.dumps(to_record(m), ensure_ascii=False))
+    assert not any(r.passed for r in report.results if "NaN" not in r.name)
+    assert words().called_the_answer in report.results[0].detail

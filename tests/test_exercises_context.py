@@ -24,6 +24,7 @@ from mini_agent import (
     to_record,
     trim_context,
 )
+from mini_agent.context import SMALLEST_UNIT_TOO_BIG
 from mini_agent.messages import record_line
 from mini_agent.session import PathLike
 from teaching import buggy, demo06
@@ -42,6 +43,7 @@ from teaching.exercises import (
     separator_readings,
     smallest_budget_keeping_question,
 )
+from teaching.mistakes import units_off_by_one
 from teaching.samples import chapter_picture
 from teaching.text import words
 from tests.chapter_reference import context_units as literal_units
@@ -619,7 +621,7 @@ def test_a_missing_error_is_described_by_its_message_not_its_type() -> None:
     details = {r.name: r.detail for r in check_trim_context(per_message_trim).results}
     assert details["没有可发的：预算不能为空"] == (
         "应当抛出消息为 'context budget cannot be empty' 的错误"
-        "（释义：裁剪后一个单元也没有（历史为空），上下文不能为空），但实际返回了 []"
+        "（释义：裁剪后一个单元也没有，上下文不能为空），但实际返回了 []"
     )
 
 
@@ -886,11 +888,9 @@ def test_an_answer_that_calls_the_function_it_should_write_fails_and_is_told_so(
     # every case fails, but where any refusal will do (02's NaN) or nothing is compared
     # (03's one numbering for both errors)
     assert len(failed(report)) >= len(report.results) - 1
-    assert all(
-        words().called_the_answer in result.detail
-        for result in report.results
-        if "CalledTheAnswer" in result.detail
-    )
+    told = [result.detail for result in report.results if "CalledTheAnswer" in result.detail]
+    assert words().called_the_answer in told[0]
+    assert all(words().called_it_again in detail for detail in told[1:])
     assert sum("CalledTheAnswer" in result.detail for result in report.results) >= 3
 
 
@@ -912,3 +912,34 @@ def test_an_answer_may_call_the_packages_other_functions() -> None:
         return kept
 
     assert check_trim_context(trim_with_the_package_helpers).ok
+
+
+def test_greater_than_zero_for_the_declarer_gets_the_chapters_second_pitfall() -> None:
+    # "最容易走错的第二处": `assistantIndex > 0` loses an assistant at index 0
+    def greater_than_zero(messages: Sequence[Message]) -> list[list[Message]]:
+        return units_off_by_one(messages)
+
+    report = check_context_units(greater_than_zero)
+    assert not report.ok
+    assert all(r.detail.endswith(words().units_off_by_one) for r in report.results if not r.passed)
+
+
+def test_skipping_a_unit_that_does_not_fit_is_told_to_stop_there() -> None:
+    def skipping(messages: Sequence[Message], max_chars: int) -> list[Message]:
+        kept: list[Message] = []
+        used = 0
+        for unit in reversed(context_units(messages)):
+            size = estimate_context_chars(unit)
+            if used + size > max_chars:
+                if not kept:
+                    raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
+                continue  # the mistake: the chapter breaks here
+            kept, used = unit + kept, used + size
+        if not kept:
+            raise ContextBudgetError("context budget cannot be empty")
+        return kept
+
+    report = check_trim_context(skipping)
+    assert [r.detail.endswith(words().kept_skipping) for r in report.results if not r.passed] == [
+        True
+    ]

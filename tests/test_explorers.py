@@ -282,8 +282,7 @@ def test_an_empty_session_steps_nowhere_and_has_no_context() -> None:
     assert stepper.summary == "开始：index=-1，units = []"
     budget = BudgetExplorer([])
     assert budget.summary == (
-        "预算 1 字符：context budget cannot be empty\n"
-        "释义：裁剪后一个单元也没有（历史为空），上下文不能为空"
+        "预算 1 字符：context budget cannot be empty\n释义：裁剪后一个单元也没有，上下文不能为空"
     )
 
 
