@@ -514,9 +514,6 @@ else:
                 fcntl.flock(fd, (fcntl.LOCK_EX if write else fcntl.LOCK_SH) | _NB * (not wait))
 
 
-# --- bytes in and out ------------------------------------------------------------------------------
-
-
 def write_all(fd: int, data: bytes) -> None:
     """`os.write` until every byte is written (a write may take fewer than it is given)."""
     written = os.write(fd, data)
