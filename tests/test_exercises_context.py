@@ -229,33 +229,10 @@ def test_a_unit_cut_short_or_cut_to_two_messages_is_told_what_the_slice_holds() 
                        for r in results), other  # fmt: skip
 
 
-def chapters_units(messages: Sequence[Message]) -> list[list[Message]]:
-    """The chapter's double loop as a reader writes it first: a backward search per result."""
-    units: list[list[Message]] = []
-    index = len(messages) - 1
-    while index >= 0:
-        message = messages[index]
-        if isinstance(message, ToolMessage):
-            found = next(
-                (
-                    i
-                    for i in range(index - 1, -1, -1)
-                    if declares(messages[i], message.tool_call_id)
-                ),
-                -1,
-            )
-            if found >= 0:
-                units.insert(0, list(messages[found : index + 1]))
-                index = found - 1
-                continue
-        units.insert(0, [message])
-        index -= 1
-    return units
-
-
 def test_the_chapters_own_double_loop_is_the_first_answer_and_fails_only_the_linear_step() -> None:
-    assert check_context_units(chapters_units).ok
-    advanced = check_context_units(chapters_units, linear=True)
+    # the chapter's double loop, as the oracle transcribes it (a reader writes it so first)
+    assert check_context_units(literal_units).ok
+    advanced = check_context_units(literal_units, linear=True)
     (step,) = failed(advanced)
     assert step.startswith("进阶：200 条孤立结果")
     (result,) = [r for r in advanced.results if not r.passed]
