@@ -93,7 +93,7 @@ REPAIR_SUFFIXES = (
         "（本该是记录的地方是 NUL 字节：文件系统崩溃时丢了它们）",
     ),
     (": repair only cuts a torn last line", "：repair 只剪掉写到一半的最后一行"),
-    (f"; {ENCODING_ADVICE}", "；这个文件不是 UTF-8：用编辑器打开，另存为 UTF-8 编码；不要删行"),
+    (f"; {ENCODING_ADVICE}", "；是文件的编码不对：用编辑器打开，另存为不带 BOM 的 UTF-8；不要删行"),
     (
         f"; {ADVICE}",
         "；要保留还能读的部分：先复制这个文件，再在编辑器里删掉坏的行"

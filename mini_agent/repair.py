@@ -16,7 +16,7 @@ from .session import SessionFormatError, parse_session_bytes
 from .store import PathLike, open_locked, read_at, sync_folder, write_all
 
 BACKUP_SUFFIX = ".torn"
-ENCODING_ADVICE = "the file is not UTF-8: save it as UTF-8 in an editor, and cut nothing"
+ENCODING_ADVICE = "its encoding is wrong: save it as UTF-8 without a BOM in an editor, cut nothing"
 ADVICE = (
     "to keep what is readable, copy the file, then delete the damaged lines in an editor "
     "(`python -m mini_agent check FILE` names each)"
@@ -143,7 +143,7 @@ def _complete_lines(kept: bytes, tail: bytes, path: Path, last_line: int) -> lis
 
 
 def _advice(error: SessionFormatError) -> str:  # a GBK file wants saving again, not cutting
-    return ENCODING_ADVICE if "not UTF-8" in error.detail else ADVICE
+    return ENCODING_ADVICE if "UTF-8" in error.detail else ADVICE  # not UTF-8, or a BOM
 
 
 @contextlib.contextmanager

@@ -358,11 +358,29 @@ class CalledTheAnswer(Exception):
     """Raised where a reader's answer calls the function the exercise asks it to write."""
 
 
-def _refusing(answer: Callable[..., Any]) -> Callable[..., Any]:
+def _refusing(answer: Callable[..., Any] | str) -> Callable[..., Any]:
     def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise CalledTheAnswer(f"{answer.__module__}.{answer.__qualname__}")
+        name = answer if isinstance(answer, str) else f"{answer.__module__}.{answer.__qualname__}"
+        raise CalledTheAnswer(name)
 
     return refuse
+
+
+def _attributes_read(code: types.CodeType) -> set[str]:
+    """The attribute (and global) names `code` and the functions inside it read."""
+    inner = (c for c in code.co_consts if isinstance(c, types.CodeType))
+    return set(code.co_names).union(*map(_attributes_read, inner))
+
+
+def _handed_in(
+    fn: types.FunctionType, answers: Sequence[Callable[..., Any]], attributes: Sequence[str]
+) -> str | None:
+    """What the reader handed in instead of writing it: the package's own function, or an
+    answer's attribute (a message's `.line` is `record_line`)."""
+    if any(fn is answer for answer in answers) and fn.__module__.startswith("mini_agent"):
+        return f"{fn.__module__}.{fn.__qualname__}"
+    read = _attributes_read(fn.__code__)
+    return next((f"Message.{name}" for name in attributes if name in read), None)
 
 
 def with_unchecked_messages(
@@ -380,15 +398,21 @@ def in_exercise(
     answers: Sequence[Callable[..., Any]] = (),
     *,
     unchecked_messages: bool = False,
+    attributes: Sequence[str] = (),
 ) -> Callable[..., Any]:
     """`fn` run where the `answers` (the function the exercise asks for, the package's and
-    the chapter's), by name or as a module's attribute, raise `CalledTheAnswer`; with
+    the chapter's), by name or as a module's attribute, raise `CalledTheAnswer` (as does `fn`
+    itself when it is the package's answer, or reads one of `attributes`); with
     `unchecked_messages`, where the kit's message classes are `UNCHECKED`'s constructors.
     Its helpers (functions of the same namespace) are run the same way; the namespace itself
     is copied, never changed. Anything but a plain function (a `functools.partial`, a
     builtin) is returned as it is."""
-    if not isinstance(fn, types.FunctionType) or any(fn is answer for answer in answers):
-        return fn  # not a reader's function, or the answer itself (the chapter's variant)
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    if (handed_in := _handed_in(fn, answers, attributes)) is not None:
+        return _refusing(handed_in)
+    if any(fn is answer for answer in answers):
+        return fn  # the chapter's variant, graded as an answer
     original = fn.__globals__
     names = dict(original)
     for name, value in original.items():
@@ -398,16 +422,19 @@ def in_exercise(
         for answer in answers:
             if value is answer:
                 names[name] = _refusing(answer)
-        if isinstance(value, types.ModuleType) and any(
-            held is answer for held in vars(value).values() for answer in answers
-        ):
-            module = types.ModuleType(value.__name__)  # a copy: the module is left alone
-            vars(module).update(vars(value))
-            for attribute, held in vars(value).items():
-                for answer in answers:
-                    if held is answer:  # every answer the module holds, not just the last
-                        setattr(module, attribute, _refusing(answer))
-            names[name] = module
+        if isinstance(value, types.ModuleType):  # `mini_agent.UserMessage`, `session.calls`
+            swaps: dict[str, Any] = {
+                attribute: _refusing(held)
+                for attribute, held in vars(value).items()
+                if any(held is answer for answer in answers)
+            }
+            for attribute, held in vars(value).items() if unchecked_messages else ():
+                if isinstance(held, type) and held in UNCHECKED:
+                    swaps[attribute] = UNCHECKED[held]
+            if swaps:
+                module = types.ModuleType(value.__name__)  # a copy: the module is left alone
+                vars(module).update(vars(value), **swaps)
+                names[name] = module
 
     def rebound(function: types.FunctionType) -> types.FunctionType:
         copy = types.FunctionType(
@@ -516,14 +543,17 @@ def answer_hinted(report: CheckReport) -> CheckReport:
 _Check = TypeVar("_Check", bound=Callable[..., CheckReport])
 
 
-def _guarded(*answers: Callable[..., Any]) -> Callable[[_Check], _Check]:
+def _guarded(
+    *answers: Callable[..., Any], attributes: Sequence[str] = ()
+) -> Callable[[_Check], _Check]:
     """A check whose reader's function (its first argument) runs `in_exercise`: calling the
     `answers` fails, and the report says why (`answer_hinted`)."""
 
     def decorate(check: _Check) -> _Check:
         @functools.wraps(check)
         def run(function: Callable[..., Any], *args: Any, **kwargs: Any) -> CheckReport:
-            return answer_hinted(check(in_exercise(function, answers), *args, **kwargs))
+            reader = in_exercise(function, answers, attributes=attributes)
+            return answer_hinted(check(reader, *args, **kwargs))
 
         return cast(_Check, run)
 
@@ -594,8 +624,9 @@ def record_line_cases() -> list[tuple[str, Message]]:
 
 
 def _same_or_both_refused(expected: Outcome, got: Outcome) -> bool:
-    # Refusing is what matters, not the exception's wording.
-    return expected[0] == got[0] == "error" or expected == got
+    # Refusing is what matters, not the exception's wording (calling the answer is no refusal).
+    called = CalledTheAnswer.__name__ in str(got[1])
+    return (expected[0] == got[0] == "error" and not called) or expected == got
 
 
 def _any_refusal(expected: Outcome) -> str:
@@ -670,7 +701,7 @@ def _key_notes(ours: Any, theirs: Any) -> list[str]:
     return notes
 
 
-@_guarded(record_line, chapter_stringify, to_record)
+@_guarded(record_line, chapter_stringify, to_record, attributes=("line",))
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
     package's line, or the chapter's `JSON.stringify` (NaN written as null). A line that
@@ -1192,7 +1223,7 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
     ]
 
 
-@_guarded(_estimate_context_chars)
+@_guarded(_estimate_context_chars, attributes=("record_chars", "line"))
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
     each message (compact, non-ASCII as written), plus a separator overhead.

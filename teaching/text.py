@@ -59,6 +59,9 @@ class Words(ListingWords):
     def older_dropped(self, count: int, chars: int) -> str:
         return f"… 更早的 {count} 个单元已丢弃，共 {chars} 字符"
 
+    def older_unsent(self, count: int, chars: int) -> str:  # the budget error sent nothing
+        return f"… 更早的 {count} 个单元也没有发出，共 {chars} 字符"
+
     def newer_kept(self, count: int, chars: int) -> str:
         return f"… 更新的 {count} 个单元已保留，共 {chars} 字符"
 

@@ -174,7 +174,7 @@ class TrimView(TrimListing):
             # the error is the point: it, and the one unit it is about (the newest, the
             # smallest consistent unit), fit on a projector; the older units are counted
             *rest, (n, unit, chars, _) = self.rows
-            older = note.format(visible_html(w.older_dropped(len(rest), sum(r[2] for r in rest))))
+            older = note.format(visible_html(w.older_unsent(len(rest), sum(r[2] for r in rest))))
             boxes = _unit_html(unit, w.unit_note(n, chars, w.too_big), False)
             boxes += older if rest else ""
         elif self.kept_first:

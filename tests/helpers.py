@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +141,13 @@ def english_prose(text: str, verbatim_after: Sequence[str] = ()) -> list[str]:
             if not named and word not in NAMES:  # c1, isError, FILE, trim_context are names
                 words.append(word)
     return words
+
+
+def as_reference(answer: Callable[..., Any]) -> Callable[..., Any]:
+    """The package's own answer, handed to its exercise's check as the reference (handed in
+    by a reader, the check refuses it)."""
+
+    def reference(*args: Any, **kwargs: Any) -> Any:
+        return answer(*args, **kwargs)
+
+    return reference

@@ -45,6 +45,7 @@ from teaching.exercises import (
 )
 from teaching.style import palette
 from teaching.text import words
+from tests.helpers import as_reference
 
 
 def double(x: int) -> int:
@@ -184,7 +185,7 @@ PARSER_MISTAKES = [
 
 
 def test_the_packages_parser_and_a_faithful_reader_pass_every_row() -> None:
-    report = check_parse_session_message(parse_session_message)
+    report = check_parse_session_message(as_reference(parse_session_message))
     assert report.ok
     assert len(report.results) == len(DISCRIMINATION_CASES) + len(CALLS_CASES)
     assert check_parse_session_message(reader_parse).ok
@@ -351,7 +352,7 @@ def test_a_try_except_around_the_constructors_fails_and_is_told_so() -> None:
     assert all(detail.endswith(words().leaning_on_constructors) for detail in details)
     # the right answers still pass: 90's if-chain and the package's own (the chapter's code)
     assert check_parse_session_message(chapter_shaped_parse).ok
-    assert check_parse_session_message(session_module.parse_session_message).ok
+    assert check_parse_session_message(as_reference(session_module.parse_session_message)).ok
 
 
 def dict_parse(value: Any) -> Any:
@@ -535,7 +536,7 @@ WRONG_LINES: dict[str, Callable[[Message], str]] = {
 
 
 def test_the_packages_record_line_and_a_faithful_reader_pass_every_case() -> None:
-    assert check_record_line(record_line).ok
+    assert check_record_line(as_reference(record_line)).ok
     assert check_record_line(reader_line).ok
 
 
@@ -748,7 +749,7 @@ LOAD_MISTAKES = [
 
 
 def test_the_packages_loader_and_a_faithful_reader_pass_every_case() -> None:
-    report = check_load_session(load_session)
+    report = check_load_session(as_reference(load_session))
     assert report.ok
     assert len(report.results) == len(LOAD_CASES) + 2  # the directory, one numbering
     assert check_load_session(reader_load).ok
@@ -962,7 +963,7 @@ def test_an_answer_that_calls_the_parsers_branches_or_the_loaders_loop_fails() -
 
     assert not check_parse_session_message(by_discriminate).ok
     assert not check_load_session(by_the_loop).ok
-    assert check_load_session(session_module.load_session).ok
+    assert check_load_session(as_reference(session_module.load_session)).ok
 
 
 def test_a_line_built_on_to_record_is_told_it_called_the_answer() -> None:
@@ -970,3 +971,34 @@ def test_a_line_built_on_to_record_is_told_it_called_the_answer() -> None:
     report = check_record_line(lambda m: json.dumps(to_record(m), ensure_ascii=False))
     assert not any(r.passed for r in report.results if "NaN" not in r.name)
     assert words().called_the_answer in report.results[0].detail
+
+
+def test_handing_in_the_package_or_its_line_is_not_an_answer() -> None:
+    # the second reader: `lambda m: m.line` and the package's own functions passed every case
+    assert not check_record_line(lambda message: message.line).ok
+    assert not check_parse_session_message(parse_session_message).ok
+    assert not check_load_session(load_session).ok
+    told = check_record_line(lambda message: message.line).results[0].detail
+    assert "CalledTheAnswer: Message.line" in told and words().called_the_answer in told
+
+
+def test_constructors_reached_through_the_module_check_nothing_either() -> None:
+    # `mini_agent.UserMessage(...)` bypassed the unchecked constructors (39 of 41 passed)
+    def through_the_module(value: Any) -> Any:
+        try:
+            if value["role"] == "user":
+                return mini_agent.UserMessage(value["content"])
+            if value["role"] == "tool":
+                return mini_agent.ToolMessage(
+                    value["toolCallId"], value["content"], value["isError"]
+                )
+            calls = [
+                mini_agent.ToolCall(c["id"], c["name"], c["input"]) for c in value["toolCalls"]
+            ]
+            return mini_agent.AssistantMessage(value["content"], calls)
+        except (TypeError, KeyError):
+            return None
+
+    report = check_parse_session_message(through_the_module)
+    assert not report.ok
+    assert any(words().leaning_on_constructors in r.detail for r in report.results)

@@ -49,6 +49,7 @@ from teaching.text import words
 from tests.chapter_reference import context_units as literal_units
 from tests.chapter_reference import estimate_context_chars as literal_estimate
 from tests.chapter_reference import trim_context as literal_trim
+from tests.helpers import as_reference
 
 Units = list[list[Message]]
 
@@ -139,7 +140,7 @@ WRONG_UNITS: dict[str, Callable[[Sequence[Message]], Any]] = {
 
 
 def test_the_package_and_a_faithful_reader_pass_the_unit_check() -> None:
-    assert check_context_units(context_units).ok
+    assert check_context_units(as_reference(context_units)).ok
     assert check_context_units(reader_units).ok
     assert check_context_units(literal_units).ok  # the chapter's loop, transcribed
 
@@ -261,7 +262,7 @@ def indexed_units(messages: Sequence[Message]) -> list[list[Message]]:
 
 
 def test_a_forward_scan_passes_the_linear_step() -> None:
-    assert check_context_units(context_units, linear=True).ok
+    assert check_context_units(as_reference(context_units), linear=True).ok
     assert check_context_units(indexed_units, linear=True).ok
     assert not check_context_units(reader_units, linear=True).ok  # the chapter's loop
     wrong = check_context_units(WRONG_UNITS["orphans dropped"], linear=True)
@@ -334,7 +335,7 @@ def json_stringify_length(message: Message) -> int:
 
 
 CHAPTER_ESTIMATES: dict[str, Callable[[Sequence[Message]], int]] = {
-    "a newline after each line (the package)": estimate_context_chars,
+    "a newline after each line (the package)": as_reference(estimate_context_chars),
     "the chapter's literal transcription": literal_estimate,
     "one separator between messages": lambda ms: max(
         indexed(json_stringify_length)(ms) + len(ms) - 1, 0
@@ -364,7 +365,7 @@ def test_the_report_names_the_readers_separator_beside_the_packages() -> None:
 
 
 def test_the_packages_own_separator_is_named_once() -> None:
-    report = check_estimate_context_chars(estimate_context_chars)
+    report = check_estimate_context_chars(as_reference(estimate_context_chars))
     assert report.notes == (
         "本章的那张图（4 条消息）：你的分隔开销是每条消息一个，和本包相同：JSONL 每行末尾的换行，"
         "估算值因此正好等于会话文件的字符数",
@@ -470,7 +471,7 @@ POINTS_NOTE = (
 def test_utf16_units_and_code_points_both_pass_and_code_points_get_a_note() -> None:
     emoji = [UserMessage("中文" + "😀" * 10)]
     assert (estimate_context_chars(emoji), utf16_estimate(emoji)) == (51, 51)
-    kit = check_estimate_context_chars(estimate_context_chars)
+    kit = check_estimate_context_chars(as_reference(estimate_context_chars))
     assert kit.ok and not any("码点" in note for note in kit.notes)
     named = indexed(json_stringify_length)  # code points, each message's index named
     points = check_estimate_context_chars(lambda ms: named(ms) + len(ms))
@@ -520,7 +521,7 @@ def test_the_chapters_own_trim_loop_is_the_first_answer_and_fails_only_the_linea
 
 def test_a_running_total_passes_the_linear_step() -> None:
     assert check_trim_context(reader_trim, linear=True).ok
-    assert check_trim_context(trim_context, linear=True).ok
+    assert check_trim_context(as_reference(trim_context), linear=True).ok
 
 
 def test_a_linear_trim_that_is_wrong_fails_the_linear_step_for_being_wrong() -> None:
@@ -576,7 +577,7 @@ TRIM_MISTAKES = [
 
 
 def test_the_package_and_a_faithful_reader_pass_the_trim_check() -> None:
-    assert check_trim_context(trim_context).ok
+    assert check_trim_context(as_reference(trim_context)).ok
     assert check_trim_context(reader_trim).ok
     assert check_trim_context(literal_trim).ok  # the chapter's trimContext, transcribed
 
@@ -920,3 +921,10 @@ def test_skipping_a_unit_that_does_not_fit_is_told_to_stop_there() -> None:
     assert [r.detail.endswith(words().kept_skipping) for r in report.results if not r.passed] == [
         True
     ]
+
+
+def test_handing_in_the_package_functions_or_record_chars_is_not_an_answer() -> None:
+    assert not check_context_units(context_units).ok
+    assert not check_trim_context(trim_context).ok
+    assert not check_estimate_context_chars(estimate_context_chars).ok
+    assert not check_estimate_context_chars(lambda ms: sum(m.record_chars for m in ms)).ok
