@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from mini_agent.agent import run_agent
-from mini_agent.context import ContextBudgetError
+from mini_agent.context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError
 from mini_agent.context import context_units as _context_units
 from mini_agent.context import estimate_context_chars as _estimate_context_chars
 from mini_agent.context import trim_context as _trim_context
@@ -789,10 +789,15 @@ def _load_expectation(expected: Outcome) -> str:
 
 def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
     """The note for a lone `\r` read as a line break (`read_text`, `splitlines`): two messages
-    where line 1 is not JSON; "" for any other failure (a wrong phrase has its own FAIL)."""
+    where line 1 is not JSON; for a U+2028 read as one (`splitlines`): line 1 not JSON where
+    it is; "" for any other failure (a wrong phrase has its own FAIL)."""
     split_at_cr = got[0] == "value" and isinstance(got[1], list) and len(got[1]) == 2
     line_one = expected[0] == "error" and f"{INVALID_JSON} 1:" in str(expected[1])
-    return words().lone_carriage_return if split_at_cr and line_one else ""
+    if split_at_cr and line_one:
+        return words().lone_carriage_return
+    held = expected[0] == "value" and any("\u2028" in m.content for m in expected[1])
+    split_at_u2028 = got[0] == "error" and INVALID_JSON in str(got[1])
+    return words().split_at_u2028 if held and split_at_u2028 else ""
 
 
 @_guarded(load_session, chapter_load_session, parse_session_lines, parse_session_bytes)
@@ -1036,6 +1041,12 @@ def _kept_why(expected: Outcome, got: Outcome) -> str:
     """What a FAIL of `trim_context` adds: a unit inserted whole (`kept.insert(0, unit)`), more
     kept than the chapter keeps (each unit measured alone, not with `kept`), or the right
     messages out of order (`kept + unit` for `unit + kept`)."""
+    if expected[0] == "error" and got[0] == "value":
+        return (
+            words().should_throw
+            if SMALLEST_UNIT_TOO_BIG in expected[1]
+            else words().should_throw_empty
+        )
     if not _both_sequences(expected, got):
         return ""
     theirs, ours = list(got[1]), list(expected[1])
@@ -1268,6 +1279,8 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             detail = w.two_per_message(value, lines + count)
         else:
             detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
+            if counted and value in (lines, points) and count:
+                detail += f"：{w.no_separator}"
             if counted:
                 forms[len(results)] = _forms_of(history, lines, value, allowed)
         if in_code_points:

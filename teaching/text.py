@@ -179,6 +179,18 @@ class Words(ListingWords):
         '本章的 readFile 原样读出文本，split("\\n") 只在 \\n 处断，这一行里的两条记录连在一起，不是 JSON。'
         '用 Path(path).read_bytes().decode("utf-8") 读'
     )
+    split_at_u2028: str = (
+        "这一行被切成了两半：splitlines() 不只在 \\n 处断行，也在 U+2028 这类“行分隔符”处断行，而 JSON "
+        '字符串里可以原样写着它。本章是 text.split("\\n")，只在 \\n 处断：Python 里也写 text.split("\\n")'
+    )
+    no_separator: str = (
+        "你没有加分隔开销：本章说“再加分隔开销”，本包每条消息加 1（JSONL 每行末尾的换行）"
+    )
+    should_throw: str = (
+        "这里应当报错，而不是返回：第一个（最新的）单元就装不下，kept 为空时本章 throw——"
+        "“宁可失败，不装傻”；装了一些之后才装不下，才是停下（break）"
+    )
+    should_throw_empty: str = "一个单元也没装下（比如历史是空的）时，本章也 throw：发一个空的上下文等于让模型答一个没有前文的问题"
     one_numbering: str = "两种坏行的行号用同一种数法：都数物理行，或者都照本章数非空行"
     mixed_numbering: str = (
         "不是 JSON 的行和判别不通过的行，你用了两种数法（一种数物理行，一种数非空行）："

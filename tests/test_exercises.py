@@ -1002,3 +1002,26 @@ def test_constructors_reached_through_the_module_check_nothing_either() -> None:
     report = check_parse_session_message(through_the_module)
     assert not report.ok
     assert any(words().leaning_on_constructors in r.detail for r in report.results)
+
+
+def test_splitlines_at_u2028_is_told_why() -> None:
+    def by_splitlines(path: Path) -> list[Message]:
+        if not Path(path).exists():
+            return []
+        messages = []
+        text = Path(path).read_bytes().decode("utf-8")
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line:
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                raise ValueError(f"invalid session JSON at line {number}") from None
+            message = session_module.parse_session_message(value)
+            if message is None:
+                raise ValueError(f"invalid session record at line {number}")
+            messages.append(message)
+        return messages
+
+    (told,) = [r.detail for r in check_load_session(by_splitlines).results if "U+2028" in r.name]
+    assert told.endswith(words().split_at_u2028)

@@ -25,6 +25,7 @@ from mini_agent import (
     trim_context,
 )
 from mini_agent.context import SMALLEST_UNIT_TOO_BIG
+from mini_agent.json_form import js_length
 from mini_agent.messages import record_line
 from mini_agent.session import PathLike
 from teaching import buggy, demo06
@@ -599,7 +600,8 @@ def test_a_missing_error_is_described_by_its_message_not_its_type() -> None:
     details = {r.name: r.detail for r in check_trim_context(per_message_trim).results}
     assert details["没有可发的：预算不能为空"] == (
         "应当抛出消息为 'context budget cannot be empty' 的错误"
-        "（释义：裁剪后一个单元也没有，上下文不能为空），但实际返回了 []"
+        "（释义：裁剪后一个单元也没有，上下文不能为空），但实际返回了 []："
+        + words().should_throw_empty
     )
 
 
@@ -928,3 +930,25 @@ def test_handing_in_the_package_functions_or_record_chars_is_not_an_answer() -> 
     assert not check_trim_context(trim_context).ok
     assert not check_estimate_context_chars(estimate_context_chars).ok
     assert not check_estimate_context_chars(lambda ms: sum(m.record_chars for m in ms)).ok
+
+
+def test_a_missing_separator_and_a_missing_throw_are_told_why() -> None:
+    # the third reader: these FAILs gave only the numbers
+    def no_separator(messages: Sequence[Message]) -> int:
+        return sum(js_length(record_line(m)) for m in messages)
+
+    estimate = check_estimate_context_chars(no_separator)
+    assert any(words().no_separator in r.detail for r in estimate.results if not r.passed)
+
+    def never_throws(messages: Sequence[Message], max_chars: int) -> list[Message]:
+        kept: list[Message] = []
+        for unit in reversed(context_units(messages)):
+            if estimate_context_chars(unit + kept) > max_chars:
+                break
+            kept = unit + kept
+        return kept
+
+    details = [r.detail for r in check_trim_context(never_throws).results if not r.passed]
+    assert details and all(
+        d.endswith((words().should_throw, words().should_throw_empty)) for d in details
+    )
