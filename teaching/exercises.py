@@ -71,7 +71,12 @@ from . import demo06
 from .buggy import Record
 from .chapter_variants import chapter_load_session, chapter_stringify
 from .glosses import gloss_shown, gloss_text
-from .mistakes import like_a_typescript_literal, units_earliest_declarer, units_off_by_one
+from .mistakes import (
+    like_a_typescript_literal,
+    units_adjacent_only,
+    units_earliest_declarer,
+    units_off_by_one,
+)
 from .samples import chapter_picture
 from .style import page, palette, visible_html
 from .text import FAIL, PASS, request_line, words
@@ -1021,8 +1026,11 @@ def _units_why(expected: Outcome, got: Outcome) -> str:
     history = getattr(got[1], "history", None)  # `_shown` keeps it beside the answer
     if history is not None and theirs == units_earliest_declarer(history):
         return words().units_earliest_declarer
-    if history is not None and theirs == units_off_by_one(history):
-        return words().units_off_by_one
+    if history is not None:  # on some histories both mistakes cut alike: then name both
+        mistakes = {units_adjacent_only: words().units_adjacent_only,
+                    units_off_by_one: words().units_off_by_one}  # fmt: skip
+        if said := [hint for cut, hint in mistakes.items() if theirs == cut(history)]:
+            return "；或者：".join(said)
     present = {id(message) for unit in theirs for message in unit}
     whole = [unit for unit in ours if len(unit) >= 2 and unit not in theirs]
     if any(unit[:-1] in theirs and id(unit[-1]) not in present for unit in whole):
@@ -1404,12 +1412,12 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
         results.append(
             CheckResult(w.smallest_budget, max_chars == least, w.budget_vs_least(max_chars, least))
         )
-    # each request: what was on disk beside what was sent; in characters only once request 3
-    # keeps the question (before that, request 3's characters on disk are the answer)
-    notes = []
+    # each request: what was on disk beside what was sent; in characters only once every case
+    # passes (before that, request 3's characters on disk are the answer)
+    notes, passed = [], all(result.passed for result in results)
     for number, request in enumerate(requests, start=1):
         disk, sent = request.disk, request.sent
-        if kept:
+        if passed:
             line = request_line(number, disk, sent, max_chars)
         else:
             line = w.request_counts(number, len(disk), len(sent), max_chars)

@@ -53,17 +53,18 @@ def parse_with_precondition_in_user_branch(value: object) -> Message | None:
 
 
 def _units_with(
-    messages: Sequence[Message], joins: Any, earliest: bool = False
+    messages: Sequence[Message], joins: Any, earliest: bool = False, adjacent: bool = False
 ) -> list[list[Message]]:
-    """the chapter's unit scan (its backward search, as tests/chapter_reference.py has it) with its `assistantIndex >= 0` test replaced
-    (and, with `earliest`, its backward search for the declaring assistant run forwards)."""
+    """The chapter's unit scan with its `assistantIndex >= 0` test replaced (with `earliest`,
+    its backward search run forwards; with `adjacent`, looking at the message before only)."""
     units: list[list[Message]] = []
     index = len(messages) - 1
     while index >= 0:
         message = messages[index]
         if isinstance(message, ToolMessage):
             assistant_index = -1
-            for i in range(index) if earliest else range(index - 1, -1, -1):
+            searched = range(index) if earliest else range(index - 1, -1, -1)
+            for i in searched[:1] if adjacent else searched:
                 candidate = messages[i]
                 if isinstance(candidate, AssistantMessage) and any(
                     call.id == message.tool_call_id for call in candidate.tool_calls
@@ -91,6 +92,12 @@ def units_off_by_one(messages: Sequence[Message]) -> list[list[Message]]:
     """Mistake two, the quieter form: `assistantIndex > 0`. An assistant at index 0 is never
     joined to its results: a request without results and results without a request."""
     return _units_with(messages, lambda assistant_index: assistant_index > 0)
+
+
+def units_adjacent_only(messages: Sequence[Message]) -> list[list[Message]]:
+    """Mistake two's other cousin: a result paired only with the message right before it, no
+    inner search. A result after another result, or after a message between, stands alone."""
+    return _units_with(messages, lambda assistant_index: assistant_index >= 0, adjacent=True)
 
 
 def units_earliest_declarer(messages: Sequence[Message]) -> list[list[Message]]:

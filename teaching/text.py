@@ -265,6 +265,12 @@ class Words(ListingWords):
         "从 0 往后找，找到的是最早的那个，单元会把中间的消息全吞进去"
     )
 
+    units_adjacent_only: str = (
+        "你只看了紧挨着的前一条：本章用内层循环从 index - 1 一直往前找声明这个 toolCallId 的 assistant"
+        "（for (let i = index - 1; i >= 0; i--)）。tool b 前面是 tool a，不是 assistant；找到之后，"
+        "夹在中间的消息也整段划进单元（slice(assistantIndex, index + 1)）"
+    )
+
     units_off_by_one: str = (
         "下标 0 上的 assistant 没有和它的结果成组：本章写的是 assistantIndex >= 0——找不到时是 -1，"
         "0 是合法的下标（历史的第一条）；写成 > 0，第一条消息上的 assistant 就被当成了找不到"

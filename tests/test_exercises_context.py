@@ -44,7 +44,7 @@ from teaching.exercises import (
     separator_readings,
     smallest_budget_keeping_question,
 )
-from teaching.mistakes import units_off_by_one
+from teaching.mistakes import units_adjacent_only, units_off_by_one
 from teaching.samples import chapter_picture
 from teaching.text import words
 from tests.chapter_reference import context_units as literal_units
@@ -952,3 +952,10 @@ def test_a_missing_separator_and_a_missing_throw_are_told_why() -> None:
     assert details and all(
         d.endswith((words().should_throw, words().should_throw_empty)) for d in details
     )
+
+
+def test_pairing_a_result_with_the_message_before_only_is_told_to_search() -> None:
+    # the fourth reader: the commonest wrong scan had no hint, or the `> 0` one alone
+    report = check_context_units(lambda messages: units_adjacent_only(messages))
+    fails = [r.detail for r in report.results if not r.passed]
+    assert fails and all(words().units_adjacent_only in detail for detail in fails)
