@@ -128,7 +128,7 @@ def test_trim_view_error_draws_only_the_unit_that_cannot_fit() -> None:
     html = TrimView(history(), 100)._repr_html_()
     assert html.count("border-radius:6px") == 1  # the newest unit's box, no other
     assert "单元 3 · 310 字符 · 比预算还大" in html
-    assert "… 更早的 2 个单元已丢弃，共 84 字符" in html
+    assert "… 更早的 2 个单元也没有发出，共 84 字符" in html
     assert html.index("context budget cannot contain") < html.index("单元 3")
 
 
