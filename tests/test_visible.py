@@ -295,11 +295,6 @@ def test_visible_escapes_each_kind_and_keeps_what_can_be_seen() -> None:
     assert visible_text(f"a\n\tb{RLO}") == "a\n\tb\\u202e"  # lines and tabs kept
 
 
-def test_unicode_zero_width_space_is_a_format_character() -> None:
-    # U+200B was a space separator (Zs) before Unicode 4.0.1; the categories above rely on Cf
-    assert unicodedata.category("\u200b") == "Cf"
-
-
 ESCAPE_CUT = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3}|U[0-9a-f]{0,7}|)…")  # `\u00…`
 
 
