@@ -184,9 +184,9 @@ class TrimListing:
         shown, before, after = self.shown()
         rows = [self.summary()] + ([f"  {before}"] if before else [])
         width = len(str(len(self.rows)))  # `unit  9` lines up with `unit 10`
+        left_out = WORDS.unsent if isinstance(self._outcome, Exception) else WORDS.dropped
         for number, unit, chars, is_kept in shown:
-            failed = isinstance(self._outcome, Exception)
-            state = WORDS.kept if is_kept else WORDS.unsent if failed else WORDS.dropped
+            state = WORDS.kept if is_kept else left_out
             name = WORDS.unit(f"{number:>{width}}")
             rows.append(f"  {state} {name}: {unit_text(unit)}  {WORDS.chars(chars)}")
         return "\n".join(rows + ([f"  {after}"] if after else []))

@@ -519,10 +519,9 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
         checked.append(outcome_of(guarded, value))  # `why` reads it right after this case
         return unchecked(value)
 
-    report = run_either(
+    report = run_cases(
         "parse_session_message",
         theirs,
-        parse_session_message,
         parse_session_message,
         cases,
         _strictly_equal,
