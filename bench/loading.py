@@ -25,7 +25,7 @@ from mini_agent import (
     estimate_context_chars,
     load_session,
 )
-from mini_agent.messages import record_line
+from mini_agent.session import record_line
 
 from . import report
 from .histories import forget_sizes, random_history

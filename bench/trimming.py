@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from mini_agent import ContextBudgetError, Message, estimate_context_chars, trim_context
-from mini_agent.messages import record_line
+from mini_agent.session import record_line
 from tests.chapter_reference import trim_context as literal_trim
 
 from . import report

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_agent import Message, append_session, load_session, to_record
-from mini_agent.messages import record_line
+from mini_agent.session import record_line
 
 from .histories import random_history
 from .loading import tool_heavy_chinese_history

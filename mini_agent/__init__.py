@@ -6,9 +6,19 @@ character budget. Two states, two pipelines, joined only by `run_agent`.
 
 from .agent import run_agent
 from .context import ContextBudgetError, context_units, estimate_context_chars, trim_context
-from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, to_record
 from .model_client import ScriptedClient
-from .session import SessionFormatError, append_session, load_session, parse_session_message
+from .session import (
+    AssistantMessage,
+    Message,
+    SessionFormatError,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    append_session,
+    load_session,
+    parse_session_message,
+    to_record,
+)
 from .tools import Tool
 
 __all__ = [

@@ -7,14 +7,22 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError, trim_context
 from .json_form import js_string
-from .messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from .model_client import ModelClient, collect_reply
-from .session import PathLike, append_session, load_session
+from .model_client import ModelClient, StreamEvent, TextDelta
+from .session import (
+    AssistantMessage,
+    Message,
+    PathLike,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    append_session,
+    load_session,
+)
 from .store import written_anyway
 from .tools import Tool
 
@@ -75,13 +83,12 @@ def run_agent(
         context = request if context_max_chars is None else trim_context(request, context_max_chars)
         if on_request is not None:
             on_request(tuple(messages), tuple(context))
-        reply = collect_reply(client.stream(list(context), tools))  # 整个回复，或者抛错
-        assistant = reply.message
+        assistant, input_errors = collect_reply(client.stream(list(context), tools))
         record(assistant)
         if not assistant.tool_calls:
             return AgentResult(assistant, tuple(messages))  # 模型不再调用工具：这就是最终答案
         try:
-            for call, input_error in zip(assistant.tool_calls, reply.input_errors, strict=True):
+            for call, input_error in zip(assistant.tool_calls, input_errors, strict=True):
                 record(run_tool(tools_by_name, call, input_error))
         except BaseException:  # Ctrl-C、磁盘拒绝的结果：能记就马上在磁盘上记下被打断的调用
             with contextlib.suppress(Exception):  # 记不下，下一次运行会记
@@ -110,6 +117,20 @@ def run_tool(
             call.id, f"tool {call.name} returned {type(output).__name__}, not str", is_error=True
         )
     return ToolMessage(call.id, js_string(output))  # 两个码点的代理对合成一个字符
+
+
+def collect_reply(events: Iterable[StreamEvent]) -> tuple[AssistantMessage, list[str | None]]:
+    # 读完 client.stream（整个回复，或者抛错）：文字拼成 content，调用按顺序收齐
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    input_errors: list[str | None] = []  # 每个调用能不能运行：None 能，否则是原因
+    for event in events:
+        if isinstance(event, TextDelta):
+            text.append(event.text)
+        else:
+            calls.append(event.call)
+            input_errors.append(event.input_error)
+    return AssistantMessage("".join(text), tuple(calls)), input_errors
 
 
 # --- 本章之外 ----------------------------------------------------------------------------------

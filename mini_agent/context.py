@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from .messages import AssistantMessage, Message, ToolMessage
+from .session import AssistantMessage, Message, ToolMessage
 
 SMALLEST_UNIT_TOO_BIG = "context budget cannot contain the smallest consistent message unit"
 EMPTY_CONTEXT = "context budget cannot be empty"

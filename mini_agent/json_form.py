@@ -210,22 +210,18 @@ def _key(key: object) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def is_array_index(key: str) -> bool:
-    """An array index: the canonical digits of an integer 0 ... 2**32 - 2."""
-    return (
-        len(key) <= 10
-        and key.isascii()
-        and key.isdigit()
-        and (key == "0" or key[0] != "0")
-        and int(key) <= _INDEX_MAX
-    )
+def js_key_rank(key: str) -> tuple[int, int]:
+    """Where JavaScript holds an object's key: array indexes (the canonical digits of an integer
+    0 ... 2**32 - 2) first, ascending, then the other keys as inserted (sort stably by it)."""
+    index = key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and len(key) <= 10
+    return (0, int(key)) if index and int(key) <= _INDEX_MAX else (1, 0)
 
 
 def _items(value: dict[Any, Any]) -> list[tuple[str, Any]]:
-    """An object's entries in JavaScript's order: array indexes ascending, then the rest."""
-    items = [(_key(key), item) for key, item in value.items()]
-    indexes = sorted((e for e in items if is_array_index(e[0])), key=lambda e: int(e[0]))
-    return indexes + [entry for entry in items if not is_array_index(entry[0])]
+    """An object's entries in JavaScript's order."""
+    return sorted(
+        ((_key(key), item) for key, item in value.items()), key=lambda e: js_key_rank(e[0])
+    )
 
 
 # --- parse ------------------------------------------------------------------------------

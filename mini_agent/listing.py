@@ -10,7 +10,7 @@ from typing import Final
 from .context import ContextBudgetError, context_units, estimate_context_chars, trim_context
 from .glosses import gloss_line
 from .json_form import stringify
-from .messages import AssistantMessage, Message, ToolMessage
+from .session import AssistantMessage, Message, ToolMessage
 from .visible import visible, visible_json
 
 Messages = Sequence[Message]

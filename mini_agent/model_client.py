@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias
 
-from .messages import AssistantMessage, Message, ToolCall
+from .session import AssistantMessage, Message, ToolCall
 from .tools import Tool
 
 
@@ -35,28 +35,6 @@ class ModelClient(Protocol):
     def stream(self, messages: Sequence[Message], tools: Sequence[Tool]) -> Iterator[StreamEvent]:
         """Send `messages` (the possibly trimmed context) and stream the reply."""
         ...
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A finished stream: the assistant message, and per tool call why it must not run."""
-
-    message: AssistantMessage
-    input_errors: tuple[str | None, ...]  # one per tool call, in order; None: the call may run
-
-
-def collect_reply(events: Iterable[StreamEvent]) -> Reply:
-    """Assemble a finished stream into one assistant message, keeping each call's input error."""
-    text: list[str] = []
-    calls: list[ToolCall] = []
-    errors: list[str | None] = []
-    for event in events:
-        if isinstance(event, TextDelta):
-            text.append(event.text)
-        else:
-            calls.append(event.call)
-            errors.append(event.input_error)
-    return Reply(AssistantMessage("".join(text), tuple(calls)), tuple(errors))
 
 
 class ScriptExhaustedError(RuntimeError):

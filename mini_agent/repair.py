@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import store
-from .messages import Message
-from .session import SessionFormatError, parse_session_bytes
+from .session import Message, SessionFormatError, parse_session_bytes
 from .store import PathLike, open_locked, read_at, sync_folder, write_all
 
 BACKUP_SUFFIX = ".torn"

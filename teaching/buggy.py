@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 
-from mini_agent.messages import Message, ToolMessage
-from mini_agent.session import PathLike, append_session
+from mini_agent.session import Message, PathLike, ToolMessage, append_session
 
 Record = Callable[[list[Message], PathLike | None, Message], None]
 

@@ -16,8 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from mini_agent.json_form import js_string, parse, stringify
-from mini_agent.messages import Message, to_record
-from mini_agent.session import INVALID_JSON, INVALID_RECORD, parse_session_message
+from mini_agent.session import (
+    INVALID_JSON,
+    INVALID_RECORD,
+    Message,
+    parse_session_message,
+    to_record,
+)
 
 
 def chapter_load_session(path: str | Path) -> list[Message]:

@@ -25,9 +25,8 @@ from mini_agent.cli_text import positive_int
 from mini_agent.context import ContextBudgetError, context_units, estimate_context_chars
 from mini_agent.json_form import JSON
 from mini_agent.listing import WORDS
-from mini_agent.messages import AssistantMessage, Message, ToolCall, UserMessage
 from mini_agent.model_client import ScriptedClient
-from mini_agent.session import load_session
+from mini_agent.session import AssistantMessage, Message, ToolCall, UserMessage, load_session
 from mini_agent.tools import Tool, as_object
 from mini_agent.visible import visible
 

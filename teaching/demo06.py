@@ -27,8 +27,8 @@ from typing import Literal
 
 from mini_agent.agent import AgentResult, run_agent
 from mini_agent.context import ContextBudgetError
-from mini_agent.messages import AssistantMessage, Message, ToolCall
 from mini_agent.model_client import ScriptedClient
+from mini_agent.session import AssistantMessage, Message, ToolCall
 from mini_agent.tools import Tool
 
 from .errors import ShownError

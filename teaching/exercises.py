@@ -44,26 +44,24 @@ from mini_agent.context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError
 from mini_agent.context import context_units as _context_units
 from mini_agent.context import estimate_context_chars as _estimate_context_chars
 from mini_agent.context import trim_context as _trim_context
-from mini_agent.messages import (
-    AssistantMessage,
-    Message,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-    record_line,
-    to_record,
-)
 from mini_agent.model_client import ScriptedClient
 from mini_agent.session import (
     INVALID_JSON,
     INVALID_RECORD,
+    AssistantMessage,
+    Message,
     PathLike,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
     append_session,
     discriminate,
     load_session,
     parse_session_bytes,
     parse_session_lines,
     parse_session_message,
+    record_line,
+    to_record,
 )
 from mini_agent.visible import visible_line, visible_text
 

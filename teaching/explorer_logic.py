@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.agent import run_agent
-from mini_agent.messages import AssistantMessage, Message
 from mini_agent.model_client import ScriptedClient
-from mini_agent.session import SessionFormatError, append_session
+from mini_agent.session import AssistantMessage, Message, SessionFormatError, append_session
 from mini_agent.tools import Tool
 from mini_agent.visible import visible, visible_line
 

@@ -21,7 +21,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from mini_agent.context import estimate_context_chars
-from mini_agent.messages import AssistantMessage, Message, ToolCall
+from mini_agent.session import AssistantMessage, Message, ToolCall
 from mini_agent.tools import Tool
 from mini_agent.visible import visible_line
 

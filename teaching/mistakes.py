@@ -9,8 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from mini_agent.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from mini_agent.session import calls, record
+from mini_agent.session import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    calls,
+    record,
+)
 
 _M = TypeVar("_M", UserMessage, AssistantMessage, ToolMessage, ToolCall)
 

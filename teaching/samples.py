@@ -21,8 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from mini_agent.json_form import JSON
-from mini_agent.messages import Message
-from mini_agent.session import SessionFormatError, load_session
+from mini_agent.session import Message, SessionFormatError, load_session
 from mini_agent.tools import as_object
 
 SAMPLE_FOLDER = Path(__file__).resolve().with_name("sample_sessions")

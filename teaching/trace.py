@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from mini_agent.context import declaring_assistants
 from mini_agent.listing import label, unit_text
-from mini_agent.messages import Message, ToolMessage
+from mini_agent.session import Message, ToolMessage
 
 from .text import words
 

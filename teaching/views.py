@@ -30,9 +30,8 @@ from mini_agent.listing import (
     unit_text,
 )
 from mini_agent.listing import shorten as shorten  # the demo's and the tests'
-from mini_agent.messages import Message, ToolMessage
 from mini_agent.model_client import ScriptedClient
-from mini_agent.session import PathLike, load_session
+from mini_agent.session import Message, PathLike, ToolMessage, load_session
 from mini_agent.visible import visible, visible_text
 from mini_agent.visible import visible_line as visible_line  # one escaping for every excerpt
 

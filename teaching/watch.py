@@ -7,9 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_agent.messages import Message
 from mini_agent.model_client import ModelClient, StreamEvent
-from mini_agent.session import PathLike, parse_session_lines
+from mini_agent.session import Message, PathLike, parse_session_lines
 from mini_agent.tools import Tool
 
 

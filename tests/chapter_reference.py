@@ -19,7 +19,7 @@ from mini_agent.context import (
     ContextBudgetError,
 )
 from mini_agent.json_form import js_length
-from mini_agent.messages import AssistantMessage, Message, ToolMessage
+from mini_agent.session import AssistantMessage, Message, ToolMessage
 from teaching.chapter_variants import chapter_stringify
 
 

@@ -25,7 +25,7 @@ import pytest
 import teaching.exercises
 import teaching.samples
 from mini_agent import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage, load_session
-from mini_agent.messages import record_line
+from mini_agent.session import record_line
 from teaching.route import RouteTable, named_cells, read_cells, stops_in
 from teaching.samples import (
     expected_failure,

@@ -25,16 +25,16 @@ from mini_agent import (
     load_session,
     run_agent,
 )
-from mini_agent.agent import INTERRUPTED, AgentResult, AgentTurnLimitError, interrupted_results
+from mini_agent.agent import (
+    INTERRUPTED,
+    AgentResult,
+    AgentTurnLimitError,
+    collect_reply,
+    interrupted_results,
+)
 from mini_agent.context import SMALLEST_UNIT_TOO_BIG
 from mini_agent.json_form import JSON
-from mini_agent.model_client import (
-    ScriptExhaustedError,
-    StreamEvent,
-    TextDelta,
-    ToolCallEvent,
-    collect_reply,
-)
+from mini_agent.model_client import ScriptExhaustedError, StreamEvent, TextDelta, ToolCallEvent
 from mini_agent.session import record
 from mini_agent.tools import as_object
 
@@ -189,9 +189,7 @@ def test_collect_assembles_deltas_and_calls() -> None:
         ToolCallEvent(ToolCall("1", "t", None)),
         TextDelta("b"),
     ]
-    reply = collect_reply(events)
-    assert reply.message == AssistantMessage("ab", (ToolCall("1", "t", None),))
-    assert reply.input_errors == (None,)
+    assert collect_reply(events) == (AssistantMessage("ab", (ToolCall("1", "t", None),)), [None])
 
 
 def test_scripted_client_repr_is_stable() -> None:

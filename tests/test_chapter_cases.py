@@ -24,7 +24,7 @@ from mini_agent import (
     run_agent,
     trim_context,
 )
-from mini_agent.messages import record_line
+from mini_agent.session import record_line
 
 from .helpers import multi_tool_history, write_lines
 

@@ -25,7 +25,7 @@ from mini_agent import (
 from mini_agent import cli_text as text
 from mini_agent.cli import main
 from mini_agent.live import chat
-from mini_agent.messages import Message, record_line
+from mini_agent.session import Message, record_line
 
 from .helpers import english_prose, free_port
 from .loopback_server import (

@@ -33,8 +33,7 @@ from mini_agent.glosses import KIT_DETAIL
 from mini_agent.listing import SessionListing, TrimListing, UnitsListing
 from mini_agent.listing import display_width as columns
 from mini_agent.live import chat
-from mini_agent.messages import record_line
-from mini_agent.session import SessionFormatError
+from mini_agent.session import SessionFormatError, record_line
 from mini_agent.visible import visible_line
 from teaching import demo
 

@@ -24,7 +24,7 @@ from mini_agent import (
     to_record,
 )
 from mini_agent import session as session_module
-from mini_agent.messages import record_line
+from mini_agent.session import record_line
 from teaching.chapter_variants import chapter_load_session, chapter_stringify
 from teaching.exercises import (
     _LONE_CR,

@@ -26,8 +26,7 @@ from mini_agent import (
 )
 from mini_agent.context import SMALLEST_UNIT_TOO_BIG
 from mini_agent.json_form import js_length
-from mini_agent.messages import record_line
-from mini_agent.session import PathLike
+from mini_agent.session import PathLike, record_line
 from teaching import buggy, demo06
 from teaching.chapter_variants import chapter_load_session, chapter_stringify
 from teaching.exercises import (

@@ -17,7 +17,7 @@ from mini_agent import (
     load_session,
     trim_context,
 )
-from mini_agent.messages import record_line
+from mini_agent.session import record_line
 from teaching.explorer_logic import (
     RunFrame,
     check_session_text,

@@ -624,7 +624,7 @@ SIGTERM_FLOOD = textwrap.dedent(
     """
     import json, os, random, select, signal, subprocess, sys, time
     from mini_agent import UserMessage, append_session, store
-    from mini_agent.messages import record_line
+    from mini_agent.session import record_line
     folder, trials, size, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     rng = random.Random(seed)
     FLOOD = (  # SIGTERMs as fast as it can, from when the record is all there until told

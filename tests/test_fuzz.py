@@ -26,9 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mini_agent import Message, SessionFormatError, load_session, parse_session_message
-from mini_agent.messages import record_line
 from mini_agent.repair import repair_session
-from mini_agent.session import INVALID_JSON, INVALID_RECORD
+from mini_agent.session import INVALID_JSON, INVALID_RECORD, record_line
 
 from .test_properties import histories
 

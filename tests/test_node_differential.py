@@ -34,8 +34,7 @@ from mini_agent import (
     trim_context,
 )
 from mini_agent.json_form import JSON, MAX_DEPTH, js_string
-from mini_agent.messages import record_line, to_record
-from mini_agent.session import INVALID_JSON, INVALID_RECORD
+from mini_agent.session import INVALID_JSON, INVALID_RECORD, record_line, to_record
 from tests.chapter_reference import estimate_context_chars as chapter_estimate
 from tests.chapter_reference import trim_context as chapter_trim
 

@@ -45,8 +45,8 @@ from mini_agent.live.openai_client import (
     sse_data,
     sse_lines,
 )
-from mini_agent.messages import record_line
 from mini_agent.model_client import TextDelta, ToolCallEvent
+from mini_agent.session import record_line
 from mini_agent.tools import as_object
 
 from .loopback_server import (

@@ -24,8 +24,7 @@ from mini_agent import (
     trim_context,
 )
 from mini_agent.json_form import JSON
-from mini_agent.messages import record_line, to_record
-from mini_agent.session import discriminate, parse_session_message
+from mini_agent.session import discriminate, parse_session_message, record_line, to_record
 from tests.chapter_reference import context_units as literal_units
 from tests.chapter_reference import estimate_context_chars as literal_estimate
 from tests.chapter_reference import trim_context as literal_trim

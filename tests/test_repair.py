@@ -29,9 +29,8 @@ from mini_agent import (
     append_session,
     load_session,
 )
-from mini_agent.messages import Message, record_line
 from mini_agent.repair import RepairRefusedError, repair_session
-from mini_agent.session import SessionFormatError, parse_session_bytes
+from mini_agent.session import Message, SessionFormatError, parse_session_bytes, record_line
 from mini_agent.store import pieces, why_not_torn
 
 from .helpers import multi_tool_history

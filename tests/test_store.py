@@ -46,8 +46,8 @@ from mini_agent import (
     store,
 )
 from mini_agent.agent import INTERRUPTED
-from mini_agent.messages import record_line
 from mini_agent.repair import repair_session
+from mini_agent.session import record_line
 
 from .helpers import multi_tool_history
 from .platforms import (

@@ -24,9 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mini_agent import AssistantMessage, ToolCall, ToolMessage, UserMessage, append_session
-from mini_agent.messages import Message
 from mini_agent.model_client import ScriptedClient
-from mini_agent.session import SessionFormatError, load_session
+from mini_agent.session import Message, SessionFormatError, load_session
 from mini_agent.visible import visible, visible_json, visible_line, visible_text
 from teaching.errors import show_error
 from teaching.exercises import CheckReport, CheckResult, outcome_of, shown

@@ -15,9 +15,8 @@ from ..cli_text import positive_float, positive_int
 from ..context import ContextBudgetError
 from ..json_form import JSON, stringify
 from ..listing import request_line
-from ..messages import AssistantMessage, Message, UserMessage
 from ..model_client import StreamEvent, TextDelta
-from ..session import load_session
+from ..session import AssistantMessage, Message, UserMessage, load_session
 from ..tools import Tool, as_object
 from ..visible import visible, visible_line, visible_text
 from . import openai_client as live

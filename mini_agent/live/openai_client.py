@@ -19,9 +19,8 @@ from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from ..json_form import JSON, describe_error, json_type, parse, stringify
-from ..messages import Message, ToolCall, ToolMessage, UserMessage
 from ..model_client import StreamEvent, TextDelta, ToolCallEvent
-from ..session import record
+from ..session import Message, ToolCall, ToolMessage, UserMessage, record
 from ..tools import Tool
 from ..visible import visible_line
 
