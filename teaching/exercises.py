@@ -301,6 +301,11 @@ CALLS_CASES: tuple[tuple[str, str], ...] = (
     ("某一项是 null", "[null]"),
     ("某一项是数组", '[["a","read",{}]]'),
     ("第二项不合格", '[{"id":"a","name":"read","input":{}},{"id":"b","name":"read"}]'),
+    # the chapter's `value.every(...)`: a bad call after a good one that no KeyError gives away
+    (
+        "第一项合格，第二项的 id 不是字符串",
+        '[{"id":"a","name":"read","input":{}},{"id":2,"name":"read","input":{}}]',
+    ),
     ("toolCalls 不是数组", '{"id":"a","name":"read","input":{}}'),
     # an empty object or string iterates like an empty list: only a type check refuses them
     ("toolCalls 是空对象，不是数组", "{}"),
@@ -482,14 +487,31 @@ def _holds_dicts(value: Any) -> bool:
     return isinstance(calls, (list, tuple)) and any(isinstance(call, dict) for call in calls)
 
 
-def _parse_why(expected: Outcome, got: Outcome, checked: Outcome) -> str:
-    """What a FAIL of `parse_session_message` adds (`got`: the answer's outcome with unchecked
-    constructors, `checked`: with the kit's): the constructors' TypeError, caught, standing in
-    for the answer's own check; a dict for a message; an int let through as isError; a message
-    with a wrong field, which no constructor refuses here; "" for anything else."""
+def _first_call_only(value: Any, answer: Callable[[Any], Any]) -> bool:
+    """`value` an assistant whose first call passes and a later one does not, and `answer`
+    refuses those later calls on their own: it checked the first call only (`every`)."""
+    raw = value.get("toolCalls") if isinstance(value, dict) else None
+    if not isinstance(raw, list) or len(raw) < 2:
+        return False
+    first, rest = {**value, "toolCalls": raw[:1]}, {**value, "toolCalls": raw[1:]}
+    if parse_session_message(first) is None or parse_session_message(rest) is not None:
+        return False
+    return outcome_of(answer, rest) == ("value", None)
+
+
+def _parse_why(
+    expected: Outcome, got: Outcome, checked: Outcome, value: Any, answer: Callable[[Any], Any]
+) -> str:
+    """What a FAIL of `parse_session_message` on `value` adds (`got`: the outcome of `answer`,
+    the reader's with unchecked constructors, `checked`: with the kit's): the constructors'
+    TypeError, caught, standing in for the answer's own check; only the first call checked; a
+    dict for a message; an int let through as isError; a message with a wrong field, which no
+    constructor refuses here; "" for anything else."""
     w = words()
     if _strictly_equal(expected, checked):
         return w.leaning_on_constructors
+    if _first_call_only(value, answer):
+        return w.calls_every
     if got[0] != "value":
         return ""
     value = got[1]
@@ -513,10 +535,10 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     cases = [(name, (json.loads(line),)) for name, line in parse_cases()]
     answers = (parse_session_message, discriminate)
     unchecked, guarded = with_unchecked_messages(fn, answers), in_exercise(fn, answers)
-    checked: list[Outcome] = []
+    checked: list[tuple[Outcome, Any]] = []
 
     def theirs(value: Any) -> Any:
-        checked.append(outcome_of(guarded, value))  # `why` reads it right after this case
+        checked.append((outcome_of(guarded, value), value))  # `why` reads it after this case
         return unchecked(value)
 
     report = run_cases(
@@ -526,7 +548,7 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
         cases,
         _strictly_equal,
         _should,
-        lambda expected, got: _parse_why(expected, got, checked[-1]),
+        lambda expected, got: _parse_why(expected, got, *checked[-1], unchecked),
     )
     return answer_hinted(report)
 

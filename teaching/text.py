@@ -168,6 +168,11 @@ class Words(ListingWords):
         "isError 放过了整数：只查键在不在，或者写 isinstance(x, int)，都让 0、1 过了关（Python 的 bool "
         '是 int 的子类）；查布尔值要写 isinstance(x, bool)（本章的 typeof item.isError === "boolean"）'
     )
+    calls_every: str = (
+        "你只查了第一项：后面那一项单独交给你的函数时被拒绝了，跟在合格的第一项后面却过了关。"
+        "本章的 calls() 是 value.every(...)：数组的每一项都要过检查（Python 里写 all(...)），"
+        "本章的表里放弃的正是“只查第一个（漏后面的坏项）”"
+    )
     unchecked_field: str = (
         "你的函数返回了一条字段类型不对的消息：检查时构造函数不查类型（像本章 TypeScript 的对象字面量），"
         "判别里少了哪一项检查，坏数据就原样进了消息"
