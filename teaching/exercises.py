@@ -754,6 +754,7 @@ _ASSISTANT = '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"re
 _TOOL = '{"role":"tool","content":"a 的内容","toolCallId":"a","isError":false}'
 
 _LONE_CR = "两条记录之间只有一个 \\r：不是换行，第 1 行不是合法的 JSON"
+_SPACES = "只有空格的一行不算空行"  # a FAIL says why: `Words.spaces_not_blank`
 _BLANK_THEN_BAD = (  # where the two numberings differ: the kit's physical line, the chapter's
     "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
     "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
@@ -776,7 +777,7 @@ LOAD_CASES: tuple[tuple[str, str | None], ...] = (
     ("坏的第 2 行不会被跳过，即使后面还有好行", f"{_USER}\n{{\n{_USER}\n"),
     (_BLANK_THEN_BAD[0], f"{_USER}\n\n\n[1,\n"),
     (_BLANK_THEN_BAD[1], f'{_USER}\n\n{{"role":"nope","content":"x"}}\n'),
-    ("只有空格的一行不算空行", f"{_USER}\n   \n"),
+    (_SPACES, f"{_USER}\n   \n"),
     ("内容里有原样的 U+2028：只按 \\n 分行", f'{{"role":"user","content":"a\u2028b"}}\n{_USER}\n'),
     (_LONE_CR, f"{_USER}\r{_USER}\n"),
 )
@@ -863,6 +864,8 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         detail = result.detail
         for text in hidden:
             detail = detail.replace(text, "")
+        if not result.passed and result.name == _SPACES:
+            detail += f"：{words().spaces_not_blank}"
         results.append(CheckResult(result.name, result.passed, detail))
     return CheckReport(report.title, (*results, numbering))
 

@@ -184,6 +184,11 @@ class Words(ListingWords):
         '本章的 readFile 原样读出文本，split("\\n") 只在 \\n 处断，这一行里的两条记录连在一起，不是 JSON。'
         '用 Path(path).read_bytes().decode("utf-8") 读'
     )
+    spaces_not_blank: str = (
+        '只有空格的一行不是空行：本章的 filter(Boolean) 只去掉空字符串 ""，一串空格不是空字符串，'
+        "是真值，留了下来；JSON.parse 读一串空格会抛错（只有空白不是 JSON 文本，json.loads 也一样），"
+        "所以它是一行坏行：要报错，不能跳过（判断空行别先 strip()）"
+    )
     split_at_u2028: str = (
         "这一行被切成了两半：splitlines() 不只在 \\n 处断行，也在 U+2028 这类“行分隔符”处断行，而 JSON "
         '字符串里可以原样写着它。本章是 text.split("\\n")，只在 \\n 处断：Python 里也写 text.split("\\n")'

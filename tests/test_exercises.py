@@ -829,6 +829,20 @@ VERDICTS = {
 }
 
 
+@pytest.mark.parametrize("mistake", ["strip", "bad lines skipped"])
+def test_a_line_of_spaces_kept_as_blank_is_told_why_it_is_a_bad_line(mistake: str) -> None:
+    # JSON.parse("   ") throws, and filter(Boolean) keeps "   ": the FAIL says both
+    report = check_load_session(lambda path: reader_load(path, mistake))
+    spaces = next(result for result in report.results if result.name == "只有空格的一行不算空行")
+    assert not spaces.passed and spaces.detail.endswith("：" + words().spaces_not_blank)
+    # (in words, not as "   ": HTML shows three spaces as one)
+    assert all(
+        said in words().spaces_not_blank for said in ("filter(Boolean)", "真值", "JSON.parse")
+    )
+    others = [r.detail for r in report.results if r.name != spaces.name]
+    assert not any(words().spaces_not_blank in detail for detail in others)
+
+
 @pytest.mark.parametrize("mistake", VERDICTS, ids=lambda mistake: mistake or "faithful")
 def test_each_loader_fails_the_same_cases_on_every_system(mistake: str) -> None:
     assert failed(check_load_session(lambda path: reader_load(path, mistake))) == VERDICTS[mistake]
