@@ -206,6 +206,25 @@ def test_a_file_saved_as_gbk_is_told_to_be_saved_as_utf8(tmp_path: Path) -> None
     assert "GBK" not in cli("check", "s.jsonl", cwd=tmp_path).err
 
 
+@pytest.mark.parametrize(
+    ("before", "content"),
+    [("", "你好"), ("", "你好，记忆"), ("中", "你好，")],
+    ids=["gbk", "gbk-bytes-that-spell-utf8", "utf8-then-gbk"],
+)
+def test_the_excerpt_of_a_gbk_line_shows_each_byte_past_ascii_not_a_mix(
+    tmp_path: Path, before: str, content: str
+) -> None:
+    # GBK's bytes may happen to spell UTF-8 (好， is BA C3 A3 AC, and C3 A3 is "ã"): from the
+    # first byte that is not UTF-8 on, every byte past ASCII is \xNN, none decoded by chance;
+    # what comes before it is UTF-8, and shown as text
+    line = f'{{"role":"user","content":"{before}'.encode() + f'{content}"}}'.encode("gbk")
+    (tmp_path / "s.jsonl").write_bytes(line + b"\n")
+    run = cli("check", "s.jsonl", cwd=tmp_path)
+    assert f"not UTF-8 at column {27 + len(before)}" in run.err.splitlines()[1]
+    escaped = "".join(f"\\x{byte:02x}" for byte in content.encode("gbk"))
+    assert run.err.splitlines()[3] == f'  1 | {{"role":"user","content":"{before}{escaped}"}}'
+
+
 def test_check_shows_the_part_of_a_long_line_where_it_breaks(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text('{"role":"user","content":"' + "x" * 500 + '"}}\n', encoding="utf-8")
