@@ -123,9 +123,7 @@ def run_repair(args: argparse.Namespace) -> int:
     try:
         report = repair_session(args.file)
     except RepairRefusedError as err:
-        say(format_error(err, args.prog), sys.stderr)
-        refused = text.repair_refused(path, visible(err.reason))
-        say("\n".join([refused, *text.gloss_lines(err.reason)]), sys.stderr)
+        say(f"{format_error(err, args.prog)}\n{text.repair_refused(path, err.reason)}", sys.stderr)
         return EXIT_PROBLEM
     loaded = len(report.messages)
     if report.backup is None or report.cut_line is None:
