@@ -1479,6 +1479,20 @@ def reference_record(
         append_session(session_path, message)
 
 
+class CountedSession(os.PathLike[str]):
+    """A session file whose `len()` is its messages on disk: falsy while new, and a real path
+    all the same, which `run_agent` records to (PEP 8: `if x` is not `if x is not None`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __len__(self) -> int:
+        return len(load_session(self.path))
+
+
 RECORD_FAILURE_CASE = "写盘失败时把错误抛出去，不吞掉"
 RECORD_CHAPTER_ORDER_NOTE = (
     "你的 record 先进内存、再写磁盘（本章的顺序）：写盘被拒绝时，内存比磁盘多一条。"
@@ -1506,6 +1520,11 @@ def check_record(record: Record) -> CheckReport:
         results.append(_replay(w.record_case_without_path, record, [], None, first, unchanged))
         failure, memory_ahead = _record_failure(record, folder / "missing" / "session.jsonl")
         results.append(failure)
+        falsy = _replay(w.record_case_falsy_path, record, [], folder / "c.jsonl", first,
+                        given=CountedSession(folder / "c.jsonl"))  # fmt: skip
+        if not falsy.passed and results[0].passed:  # only the path's truthiness differs
+            falsy = CheckResult(falsy.name, False, f"{falsy.detail}：{w.record_truthy_path}")
+        results.append(falsy)
     notes = (RECORD_CHAPTER_ORDER_NOTE,) if memory_ahead else ()
     return CheckReport("record", tuple(results), notes)
 
@@ -1517,16 +1536,18 @@ def _replay(
     path: Path | None,
     messages: Sequence[Message],
     unchanged: str | None = None,
+    given: PathLike | None = None,
 ) -> CheckResult:
-    """Replay `messages` through `record`; a FAIL where the caller's list did not grow at all
-    says `unchanged` (by default: the list rebound, not appended to)."""
+    """Replay `messages` through `record` (handed `given`, another name for `path`, if set); a
+    FAIL where the caller's list did not grow at all says `unchanged` (by default: the list
+    rebound, not appended to)."""
     w = words()
     unchanged = w.record_list_unchanged if unchanged is None else unchanged
     start = list(memory)
     for count, message in enumerate(messages, start=1):
         expected = [*start, *messages[:count]]
         before = path.read_bytes() if path is not None and path.exists() else b""
-        kind, value = outcome_of(record, memory, path, message)
+        kind, value = outcome_of(record, memory, path if given is None else given, message)
         if kind == "error":
             return CheckResult(name, False, w.record_raised(count, label(message), str(value)))
         if path is not None and not (path.read_bytes() if path.exists() else b"").startswith(

@@ -239,6 +239,14 @@ class Words(ListingWords):
     record_case_with_path: str = "有 session_path：每条消息既进内存，也追加到磁盘"
     record_case_restart: str = "重启续上：从磁盘读回之后接着记录"
     record_case_without_path: str = "没有 session_path：只记在内存里"
+    record_case_falsy_path: str = (
+        "session_path 是个假值，却是真的会话文件（新会话时 len() 为 0）：照样写盘"
+    )
+    record_truthy_path: str = (
+        "你问的是 session_path 是真是假，不是“有没有给路径”：if session_path: 把这个路径当成了没有。"
+        "本章图里的“sessionPath 存在时”，在 Python 里写 if session_path is not None:"
+        "（PEP 8：和 None 比较用 is / is not；一个路径对象可以定义 __len__ 或 __bool__，是假值却真能写）"
+    )
     record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
     record_swallowed: str = "写盘失败了，record 却正常返回：磁盘和内存从此不一致，而且没人知道"
     record_list_unchanged: str = (
