@@ -85,7 +85,10 @@ class _Line:
 def excerpt(line: bytes, column: int | None = None, limit: int = 72) -> str:
     """The line, shortened; when the error's column lies beyond the cut, the part around it."""
     skip = column - limit // 2 if column is not None and column > limit // 2 else 0
-    shown = line.decode("utf-8", "backslashreplace")  # a byte that is not UTF-8: \xNN
+    try:
+        shown = line.decode("utf-8")
+    except UnicodeDecodeError as err:  # from its first bad byte: each byte past ASCII as \xNN
+        shown = line[: err.start].decode() + line[err.start :].decode("ascii", "backslashreplace")
     if skip and len(shown) > limit:
         return "…" + visible_line(shown[skip : skip + limit], limit - 1)
     return visible_line(shown, limit)
@@ -120,9 +123,7 @@ def run_repair(args: argparse.Namespace) -> int:
     try:
         report = repair_session(args.file)
     except RepairRefusedError as err:
-        say(format_error(err, args.prog), sys.stderr)
-        refused = text.repair_refused(path, visible(err.reason))
-        say("\n".join([refused, *text.gloss_lines(err.reason)]), sys.stderr)
+        say(f"{format_error(err, args.prog)}\n{text.repair_refused(path, err.reason)}", sys.stderr)
         return EXIT_PROBLEM
     loaded = len(report.messages)
     if report.backup is None or report.cut_line is None:
@@ -241,8 +242,7 @@ def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | No
     parser = parser or build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.run(args)
-        return code
+        return int(args.run(args))
     except SessionFormatError as err:
         said = format_error(err, getattr(args, "prog", parser.prog))
     except ContextBudgetError as err:

@@ -96,6 +96,10 @@ def gloss_lines(error: BaseException | str) -> list[str]:
     return [] if meaning is None else [f"  释义：{meaning}"]
 
 
+def repair_refused(path: str, reason: str) -> str:  # repair's English reason, said in Chinese
+    return f"{path}: 拒绝修复，文件原样未动：{gloss_text(reason) or reason}"
+
+
 torn_hint = "  最后一行不完整（写的时候被打断了？）：`{}` 会把它移进备份文件".format  # the repair
 
 
@@ -112,8 +116,6 @@ def budget_error(where: str, error: ContextBudgetError, budget: int | None) -> l
 # path, line, bytes cut, backup, messages loaded
 repair_cut = "{}: 已把写到一半的最后一行（第 {} 行，{} 字节）剪进 {}；现在能加载 {} 条消息".format
 repair_nothing = "{}: 没有要修复的地方；能加载 {} 条消息".format  # path, messages loaded
-REPAIR_REFUSED: Final = "拒绝修复，文件原样未动"
-repair_refused = f"{{}}: {REPAIR_REFUSED}：{{}}".format  # path, repair's reason (English)
 OS_ERROR: Final = "操作系统报错"
 MISSING_FILE: Final = (
     "  说明：load_session 本身遇到不存在的文件不报错，返回 []（一个空会话：首次启动就是这样）；"

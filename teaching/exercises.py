@@ -299,6 +299,11 @@ CALLS_CASES: tuple[tuple[str, str], ...] = (
     ("某一项是 null", "[null]"),
     ("某一项是数组", '[["a","read",{}]]'),
     ("第二项不合格", '[{"id":"a","name":"read","input":{}},{"id":"b","name":"read"}]'),
+    # the chapter's `value.every(...)`: a bad call after a good one that no KeyError gives away
+    (
+        "第一项合格，第二项的 id 不是字符串",
+        '[{"id":"a","name":"read","input":{}},{"id":2,"name":"read","input":{}}]',
+    ),
     ("toolCalls 不是数组", '{"id":"a","name":"read","input":{}}'),
     # an empty object or string iterates like an empty list: only a type check refuses them
     ("toolCalls 是空对象，不是数组", "{}"),
@@ -480,14 +485,31 @@ def _holds_dicts(value: Any) -> bool:
     return isinstance(calls, (list, tuple)) and any(isinstance(call, dict) for call in calls)
 
 
-def _parse_why(expected: Outcome, got: Outcome, checked: Outcome) -> str:
-    """What a FAIL of `parse_session_message` adds (`got`: the answer's outcome with unchecked
-    constructors, `checked`: with the kit's): the constructors' TypeError, caught, standing in
-    for the answer's own check; a dict for a message; an int let through as isError; a message
-    with a wrong field, which no constructor refuses here; "" for anything else."""
+def _first_call_only(value: Any, answer: Callable[[Any], Any]) -> bool:
+    """`value` an assistant whose first call passes and a later one does not, and `answer`
+    refuses those later calls on their own: it checked the first call only (`every`)."""
+    raw = value.get("toolCalls") if isinstance(value, dict) else None
+    if not isinstance(raw, list) or len(raw) < 2:
+        return False
+    first, rest = {**value, "toolCalls": raw[:1]}, {**value, "toolCalls": raw[1:]}
+    if parse_session_message(first) is None or parse_session_message(rest) is not None:
+        return False
+    return outcome_of(answer, rest) == ("value", None)
+
+
+def _parse_why(
+    expected: Outcome, got: Outcome, checked: Outcome, value: Any, answer: Callable[[Any], Any]
+) -> str:
+    """What a FAIL of `parse_session_message` on `value` adds (`got`: the outcome of `answer`,
+    the reader's with unchecked constructors, `checked`: with the kit's): the constructors'
+    TypeError, caught, standing in for the answer's own check; only the first call checked; a
+    dict for a message; an int let through as isError; a message with a wrong field, which no
+    constructor refuses here; "" for anything else."""
     w = words()
     if _strictly_equal(expected, checked):
         return w.leaning_on_constructors
+    if _first_call_only(value, answer):
+        return w.calls_every
     if got[0] != "value":
         return ""
     value = got[1]
@@ -511,10 +533,10 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     cases = [(name, (json.loads(line),)) for name, line in parse_cases()]
     answers = (parse_session_message, discriminate)
     unchecked, guarded = with_unchecked_messages(fn, answers), in_exercise(fn, answers)
-    checked: list[Outcome] = []
+    checked: list[tuple[Outcome, Any]] = []
 
     def theirs(value: Any) -> Any:
-        checked.append(outcome_of(guarded, value))  # `why` reads it right after this case
+        checked.append((outcome_of(guarded, value), value))  # `why` reads it after this case
         return unchecked(value)
 
     report = run_cases(
@@ -524,7 +546,7 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
         cases,
         _strictly_equal,
         _should,
-        lambda expected, got: _parse_why(expected, got, checked[-1]),
+        lambda expected, got: _parse_why(expected, got, *checked[-1], unchecked),
     )
     return answer_hinted(report)
 
@@ -730,6 +752,7 @@ _ASSISTANT = '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"re
 _TOOL = '{"role":"tool","content":"a 的内容","toolCallId":"a","isError":false}'
 
 _LONE_CR = "两条记录之间只有一个 \\r：不是换行，第 1 行不是合法的 JSON"
+_SPACES = "只有空格的一行不算空行"  # a FAIL says why: `Words.spaces_not_blank`
 _BLANK_THEN_BAD = (  # where the two numberings differ: the kit's physical line, the chapter's
     "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
     "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
@@ -752,7 +775,7 @@ LOAD_CASES: tuple[tuple[str, str | None], ...] = (
     ("坏的第 2 行不会被跳过，即使后面还有好行", f"{_USER}\n{{\n{_USER}\n"),
     (_BLANK_THEN_BAD[0], f"{_USER}\n\n\n[1,\n"),
     (_BLANK_THEN_BAD[1], f'{_USER}\n\n{{"role":"nope","content":"x"}}\n'),
-    ("只有空格的一行不算空行", f"{_USER}\n   \n"),
+    (_SPACES, f"{_USER}\n   \n"),
     ("内容里有原样的 U+2028：只按 \\n 分行", f'{{"role":"user","content":"a\u2028b"}}\n{_USER}\n'),
     (_LONE_CR, f"{_USER}\r{_USER}\n"),
 )
@@ -839,6 +862,8 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         detail = result.detail
         for text in hidden:
             detail = detail.replace(text, "")
+        if not result.passed and result.name == _SPACES:
+            detail += f"：{words().spaces_not_blank}"
         results.append(CheckResult(result.name, result.passed, detail))
     return CheckReport(report.title, (*results, numbering))
 
@@ -1452,6 +1477,20 @@ def reference_record(
         append_session(session_path, message)
 
 
+class CountedSession(os.PathLike[str]):
+    """A session file whose `len()` is its messages on disk: falsy while new, and a real path
+    all the same, which `run_agent` records to (PEP 8: `if x` is not `if x is not None`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __len__(self) -> int:
+        return len(load_session(self.path))
+
+
 RECORD_FAILURE_CASE = "写盘失败时把错误抛出去，不吞掉"
 RECORD_CHAPTER_ORDER_NOTE = (
     "你的 record 先进内存、再写磁盘（本章的顺序）：写盘被拒绝时，内存比磁盘多一条。"
@@ -1479,6 +1518,11 @@ def check_record(record: Record) -> CheckReport:
         results.append(_replay(w.record_case_without_path, record, [], None, first, unchanged))
         failure, memory_ahead = _record_failure(record, folder / "missing" / "session.jsonl")
         results.append(failure)
+        falsy = _replay(w.record_case_falsy_path, record, [], folder / "c.jsonl", first,
+                        given=CountedSession(folder / "c.jsonl"))  # fmt: skip
+        if not falsy.passed and results[0].passed:  # only the path's truthiness differs
+            falsy = CheckResult(falsy.name, False, f"{falsy.detail}：{w.record_truthy_path}")
+        results.append(falsy)
     notes = (RECORD_CHAPTER_ORDER_NOTE,) if memory_ahead else ()
     return CheckReport("record", tuple(results), notes)
 
@@ -1490,16 +1534,18 @@ def _replay(
     path: Path | None,
     messages: Sequence[Message],
     unchanged: str | None = None,
+    given: PathLike | None = None,
 ) -> CheckResult:
-    """Replay `messages` through `record`; a FAIL where the caller's list did not grow at all
-    says `unchanged` (by default: the list rebound, not appended to)."""
+    """Replay `messages` through `record` (handed `given`, another name for `path`, if set); a
+    FAIL where the caller's list did not grow at all says `unchanged` (by default: the list
+    rebound, not appended to)."""
     w = words()
     unchanged = w.record_list_unchanged if unchanged is None else unchanged
     start = list(memory)
     for count, message in enumerate(messages, start=1):
         expected = [*start, *messages[:count]]
         before = path.read_bytes() if path is not None and path.exists() else b""
-        kind, value = outcome_of(record, memory, path, message)
+        kind, value = outcome_of(record, memory, path if given is None else given, message)
         if kind == "error":
             return CheckResult(name, False, w.record_raised(count, label(message), str(value)))
         if path is not None and not (path.read_bytes() if path.exists() else b"").startswith(

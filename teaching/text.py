@@ -168,6 +168,11 @@ class Words(ListingWords):
         "isError 放过了整数：只查键在不在，或者写 isinstance(x, int)，都让 0、1 过了关（Python 的 bool "
         '是 int 的子类）；查布尔值要写 isinstance(x, bool)（本章的 typeof item.isError === "boolean"）'
     )
+    calls_every: str = (
+        "你只查了第一项：后面那一项单独交给你的函数时被拒绝了，跟在合格的第一项后面却过了关。"
+        "本章的 calls() 是 value.every(...)：数组的每一项都要过检查（Python 里写 all(...)），"
+        "本章的表里放弃的正是“只查第一个（漏后面的坏项）”"
+    )
     unchecked_field: str = (
         "你的函数返回了一条字段类型不对的消息：检查时构造函数不查类型（像本章 TypeScript 的对象字面量），"
         "判别里少了哪一项检查，坏数据就原样进了消息"
@@ -178,6 +183,11 @@ class Words(ListingWords):
         "Path.read_text（和文本模式的 open）默认把单独的 \\r 换成 \\n，splitlines() 也在 \\r 处断行；"
         '本章的 readFile 原样读出文本，split("\\n") 只在 \\n 处断，这一行里的两条记录连在一起，不是 JSON。'
         '用 Path(path).read_bytes().decode("utf-8") 读'
+    )
+    spaces_not_blank: str = (
+        '只有空格的一行不是空行：本章的 filter(Boolean) 只去掉空字符串 ""，一串空格不是空字符串，'
+        "是真值，留了下来；JSON.parse 读一串空格会抛错（只有空白不是 JSON 文本，json.loads 也一样），"
+        "所以它是一行坏行：要报错，不能跳过（判断空行别先 strip()）"
     )
     split_at_u2028: str = (
         "这一行被切成了两半：splitlines() 不只在 \\n 处断行，也在 U+2028 这类“行分隔符”处断行，而 JSON "
@@ -229,6 +239,14 @@ class Words(ListingWords):
     record_case_with_path: str = "有 session_path：每条消息既进内存，也追加到磁盘"
     record_case_restart: str = "重启续上：从磁盘读回之后接着记录"
     record_case_without_path: str = "没有 session_path：只记在内存里"
+    record_case_falsy_path: str = (
+        "session_path 是个假值，却是真的会话文件（新会话时 len() 为 0）：照样写盘"
+    )
+    record_truthy_path: str = (
+        "你问的是 session_path 是真是假，不是“有没有给路径”：if session_path: 把这个路径当成了没有。"
+        "本章图里的“sessionPath 存在时”，在 Python 里写 if session_path is not None:"
+        "（PEP 8：和 None 比较用 is / is not；一个路径对象可以定义 __len__ 或 __bool__，是假值却真能写）"
+    )
     record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
     record_swallowed: str = "写盘失败了，record 却正常返回：磁盘和内存从此不一致，而且没人知道"
     record_list_unchanged: str = (

@@ -596,6 +596,27 @@ def test_a_session_path_that_is_not_a_path_is_refused(
     assert list(tmp_path.iterdir()) == []
 
 
+class CountedSession(os.PathLike[str]):
+    """A session file whose `len()` is its messages on disk: falsy while new, a real path."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __len__(self) -> int:
+        return len(load_session(self.path))
+
+
+def test_a_falsy_path_is_a_session_path_all_the_same(tmp_path: Path) -> None:
+    # `is not None`, not truthiness (07's record exercise grades it with such a path)
+    session = CountedSession(tmp_path / "s.jsonl")
+    assert not session
+    result = run_agent("x", client=ScriptedClient([AssistantMessage("y")]), session_path=session)
+    assert load_session(tmp_path / "s.jsonl") == list(result.messages) and len(session) == 2
+
+
 @pytest.mark.parametrize("with_session", [True, False], ids=["session", "no-session"])
 def test_a_tool_result_holding_a_surrogate_pair_is_recorded_as_the_character(
     tmp_path: Path, with_session: bool

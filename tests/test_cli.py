@@ -206,6 +206,25 @@ def test_a_file_saved_as_gbk_is_told_to_be_saved_as_utf8(tmp_path: Path) -> None
     assert "GBK" not in cli("check", "s.jsonl", cwd=tmp_path).err
 
 
+@pytest.mark.parametrize(
+    ("before", "content"),
+    [("", "你好"), ("", "你好，记忆"), ("中", "你好，")],
+    ids=["gbk", "gbk-bytes-that-spell-utf8", "utf8-then-gbk"],
+)
+def test_the_excerpt_of_a_gbk_line_shows_each_byte_past_ascii_not_a_mix(
+    tmp_path: Path, before: str, content: str
+) -> None:
+    # GBK's bytes may happen to spell UTF-8 (好， is BA C3 A3 AC, and C3 A3 is "ã"): from the
+    # first byte that is not UTF-8 on, every byte past ASCII is \xNN, none decoded by chance;
+    # what comes before it is UTF-8, and shown as text
+    line = f'{{"role":"user","content":"{before}'.encode() + f'{content}"}}'.encode("gbk")
+    (tmp_path / "s.jsonl").write_bytes(line + b"\n")
+    run = cli("check", "s.jsonl", cwd=tmp_path)
+    assert f"not UTF-8 at column {27 + len(before)}" in run.err.splitlines()[1]
+    escaped = "".join(f"\\x{byte:02x}" for byte in content.encode("gbk"))
+    assert run.err.splitlines()[3] == f'  1 | {{"role":"user","content":"{before}{escaped}"}}'
+
+
 def test_check_shows_the_part_of_a_long_line_where_it_breaks(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text('{"role":"user","content":"' + "x" * 500 + '"}}\n', encoding="utf-8")
@@ -448,10 +467,6 @@ def test_repair_refuses_a_symlink_and_names_it(session: Path) -> None:
 
 
 REFUSED = "s.jsonl: 拒绝修复，文件原样未动："
-ADVICE = (
-    "; to keep what is readable, copy the file, then delete the damaged lines in an editor "
-    "(`python -m mini_agent check FILE` names each)"
-)
 ADVICE_MEANING = (
     "；要保留还能读的部分：先复制这个文件，再在编辑器里删掉坏的行"
     "（`python -m mini_agent check FILE` 会指出每一行）"
@@ -470,44 +485,34 @@ ONLY_TORN = "：repair 只剪掉写到一半的最后一行"
           "  本包补充：Unterminated string starting at column 9",
           UNTERMINATED,
           '  5 | {"role":"us',
-          REFUSED + "line 5 is damaged, and it is not the last line: "
-          "repair only cuts a torn last line" + ADVICE,
-          "  释义：第 5 行坏了，而它不是最后一行" + ONLY_TORN + ADVICE_MEANING]),
+          REFUSED + "第 5 行坏了，而它不是最后一行" + ONLY_TORN + ADVICE_MEANING]),
         (b'{"role":"us\n{"role":"user","content":"x"}\n{"role":"us',
          ["s.jsonl:5: invalid session JSON at line 5",
           "  本包补充：Unterminated string starting at column 9",
           UNTERMINATED,
           '  5 | {"role":"us',
-          REFUSED + "line 5 is damaged, not only the torn last line 7: "
-          "repair only cuts a torn last line" + ADVICE,
-          "  释义：第 5 行坏了，坏的不只是写到一半的最后一行（第 7 行）" + ONLY_TORN
+          REFUSED + "第 5 行坏了，坏的不只是写到一半的最后一行（第 7 行）" + ONLY_TORN
           + ADVICE_MEANING]),
         (b'{"role":"nope","content":"x"}',
          ["s.jsonl:5: invalid session record at line 5",
           '  本包补充：unknown role "nope"',
           '  释义：第 5 行是 JSON，却不是一条合法的消息：role "nope" 不是 user、assistant、tool 之一',
           '  5 | {"role":"nope","content":"x"}',
-          REFUSED + "the last line 5 is not a torn record: it is complete JSON, but not a record"
-          + ADVICE,
-          "  释义：最后一行（第 5 行）不是写到一半的记录：它是完整的 JSON，却不是一条记录"
+          REFUSED + "最后一行（第 5 行）不是写到一半的记录：它是完整的 JSON，却不是一条记录"
           + ADVICE_MEANING]),
         (b'{"role":"user","content":"x"}\0\0\0\0x',
          ["s.jsonl:5: invalid session JSON at line 5",
           "  本包补充：Extra data at column 30",
           "  释义：第 5 行不是合法的 JSON：第 30 列起，一个完整的 JSON 值后面还有多余的内容",
           '  5 | {"role":"user","content":"x"}\\x00\\x00\\x00\\x00x',
-          REFUSED + "the last line 5 is not a torn record: it holds a control byte (a NUL?), "
-          "which no record holds" + ADVICE,
-          "  释义：最后一行（第 5 行）不是写到一半的记录：它含有控制字节（NUL？），记录里不会有"
+          REFUSED + "最后一行（第 5 行）不是写到一半的记录：它含有控制字节（NUL？），记录里不会有"
           + ADVICE_MEANING]),
         (b'"role":"user","content":"x"}',
          ["s.jsonl:5: invalid session JSON at line 5",
           "  本包补充：Extra data at column 7",
           "  释义：第 5 行不是合法的 JSON：第 7 列起，一个完整的 JSON 值后面还有多余的内容",
           '  5 | "role":"user","content":"x"}',
-          REFUSED + "the last line 5 is not a torn record: it does not start with `{`, "
-          "as every record does" + ADVICE,
-          "  释义：最后一行（第 5 行）不是写到一半的记录：每条记录都以 `{` 开头，它不是"
+          REFUSED + "最后一行（第 5 行）不是写到一半的记录：每条记录都以 `{` 开头，它不是"
           + ADVICE_MEANING]),
     ],
     ids=["bad-line-before-the-last", "bad-line-before-a-torn-last", "complete-but-invalid-last",
@@ -524,6 +529,18 @@ def test_repair_refuses_other_damage_says_why_and_leaves_the_file(
     assert sorted(p.name for p in session.parent.iterdir()) == ["s.jsonl"]
 
 
+def test_repairs_refusal_gives_its_reason_in_chinese_and_the_english_stays_in_the_error(
+    session: Path,
+) -> None:
+    # the refusal's line is a Chinese sentence; English is only what it quotes: the chapter's
+    # phrase and the kit's detail, on the error's own lines above it
+    session.write_bytes(session.read_bytes() + b'{"role":"us\n{"role":"user","content":"x"}\n')
+    *error, refused = cli("repair", "s.jsonl", cwd=session.parent).err.splitlines()
+    assert error[:2] == ["s.jsonl:5: invalid session JSON at line 5",
+                         "  本包补充：Unterminated string starting at column 9"]  # fmt: skip
+    assert refused.startswith(REFUSED + "第 5 行坏了") and english_prose(refused) == [], refused
+
+
 def test_an_all_zero_file_is_refused_not_cut_to_an_empty_session(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     with path.open("wb") as file:
@@ -534,9 +551,8 @@ def test_an_all_zero_file_is_refused_not_cut_to_an_empty_session(tmp_path: Path)
         "  本包补充：Expecting value at column 1",
         "  释义：第 1 行不是合法的 JSON：第 1 列应当出现一个 JSON 值",
         "  1 | " + "\\x00" * 17 + "…",
-        REFUSED + "the last line 1 is not a torn record: every byte of the file is NUL: "
-        "no record survived; move the file away" + ADVICE,
-        "  释义：最后一行（第 1 行）不是写到一半的记录：文件的每个字节都是 NUL：一条记录也没留下；"
+        REFUSED
+        + "最后一行（第 1 行）不是写到一半的记录：文件的每个字节都是 NUL：一条记录也没留下；"
         "把这个文件挪走" + ADVICE_MEANING,
     ]
     assert path.stat().st_size == 1 << 20 and sorted(tmp_path.iterdir()) == [path]
@@ -667,8 +683,7 @@ USAGE_ERRORS = [
     [*CHAT, "--model", ""], [*CHAT, "--timeout", "nan"], [*CHAT, "--base-url", "notaurl"],
 ]  # fmt: skip
 # what the system, argparse's caller or a library says in English, quoted after a Chinese lead-in
-QUOTED_AFTER = (cli_text.OS_ERROR, cli_text.REFUSED_FILE, cli_text.REPAIR_REFUSED,
-                cli_text.BAD_BASE_URL, KIT_DETAIL)  # fmt: skip
+QUOTED_AFTER = (cli_text.OS_ERROR, cli_text.REFUSED_FILE, cli_text.BAD_BASE_URL, KIT_DETAIL)
 
 
 def said(*args: str) -> str:

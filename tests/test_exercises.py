@@ -380,6 +380,20 @@ def content_unchecked_parse(value: Any) -> Message | None:
     return reader_parse(value, "content checked only for user")
 
 
+def first_call_only_parse(value: Any) -> Message | None:
+    """The chapter's table, 放弃了什么: `value.every(...)` written as a check of `toolCalls[0]`
+    alone (只查第一个（漏后面的坏项）), every call then built as it stands."""
+    if isinstance(value, dict) and value.get("role") == "assistant":
+        raw = value.get("toolCalls")
+        if not isinstance(value.get("content"), str) or not isinstance(raw, list):
+            return None
+        if raw and reader_calls(raw[:1]) is None:
+            return None
+        tool_calls = [ToolCall(c["id"], c["name"], c["input"]) for c in raw]
+        return AssistantMessage(value["content"], tool_calls)
+    return chapter_shaped_parse(value)
+
+
 def calls_the_packages_parser(value: Any) -> Message | None:
     return parse_session_message(value)
 
@@ -393,6 +407,7 @@ HINTS = {  # a planted wrong answer, and the one hint its FAILs carry
     "dicts": (dict_parse, "message_as_dict"),
     "isError int": (int_is_error_parse, "is_error_int"),
     "content unchecked": (content_unchecked_parse, "unchecked_field"),
+    "first call only": (first_call_only_parse, "calls_every"),
     "the package's parser": (calls_the_packages_parser, "called_the_answer"),
     "the parser by its module": (calls_the_parser_by_its_module, "called_the_answer"),
 }
@@ -417,6 +432,25 @@ def test_the_parse_hints_name_only_mistakes_they_are_about(mistake: str) -> None
     # the other planted mistakes: no hint about constructors standing in, nor about dicts
     report = check_parse_session_message(lambda value: reader_parse(value, mistake))
     assert not hints_in(report) & {"leaning_on_constructors", "message_as_dict"}
+
+
+def test_checking_only_the_first_call_fails_each_later_bad_call_and_is_told_every() -> None:
+    # the chapter's table: `value.every(...)`, 放弃了 "只查第一个（漏后面的坏项）"; a bad second
+    # call fails with a KeyError or gets through, and the FAIL says each call must pass
+    report = check_parse_session_message(first_call_only_parse)
+    fails = [result for result in report.results if not result.passed]
+    assert [result.name.split("  (")[1] for result in fails] == [
+        "第二项不合格)",
+        "第一项合格，第二项的 id 不是字符串)",
+    ]
+    assert all(result.detail.endswith("：" + words().calls_every) for result in fails)
+    assert "KeyError: 'input'" in fails[0].detail  # what it did, then what it missed
+    # an answer that checks no call at all is not told it checked the first one only
+    unchecked = check_parse_session_message(lambda v: reader_parse(v, "call id any type"))
+    assert "calls_every" not in hints_in(unchecked)
+    assert "calls_every" in hints_in(
+        check_parse_session_message(lambda v: reader_parse(v, "only the first call checked"))
+    )
 
 
 def test_a_dict_for_a_message_is_told_what_the_kit_builds_instead() -> None:
@@ -793,6 +827,20 @@ VERDICTS = {
         "空行之后的坏记录：物理行 3，或照本章数非空行：第 2 行",
     ],
 }
+
+
+@pytest.mark.parametrize("mistake", ["strip", "bad lines skipped"])
+def test_a_line_of_spaces_kept_as_blank_is_told_why_it_is_a_bad_line(mistake: str) -> None:
+    # JSON.parse("   ") throws, and filter(Boolean) keeps "   ": the FAIL says both
+    report = check_load_session(lambda path: reader_load(path, mistake))
+    spaces = next(result for result in report.results if result.name == "只有空格的一行不算空行")
+    assert not spaces.passed and spaces.detail.endswith("：" + words().spaces_not_blank)
+    # (in words, not as "   ": HTML shows three spaces as one)
+    assert all(
+        said in words().spaces_not_blank for said in ("filter(Boolean)", "真值", "JSON.parse")
+    )
+    others = [r.detail for r in report.results if r.name != spaces.name]
+    assert not any(words().spaces_not_blank in detail for detail in others)
 
 
 @pytest.mark.parametrize("mistake", VERDICTS, ids=lambda mistake: mistake or "faithful")

@@ -778,6 +778,23 @@ def test_a_record_that_appends_twice_shows_both_sides_in_full_or_names_what_they
     )
 
 
+def test_a_record_that_asks_if_the_path_is_truthy_fails_a_falsy_real_path_and_is_told() -> None:
+    # the chapter's "sessionPath 存在时" is `is not None`: a real session path may be falsy
+    def truthy(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+        messages.append(message)
+        if session_path:
+            append_session(session_path, message)
+
+    report = check_record(truthy)
+    assert failed(report) == [words().record_case_falsy_path]
+    assert report.results[-1].detail.endswith("：" + words().record_truthy_path)
+    assert "is not None" in words().record_truthy_path
+    assert check_record(disk_first).results[-1].passed  # is not None, disk first: it writes
+    assert not any(
+        words().record_truthy_path in r.detail for r in check_record(buggy.seeded_record).results
+    )
+
+
 @pytest.mark.parametrize("name", [name for name, _ in buggy.WRONG_RECORDS])
 def test_every_wrong_record_fails(name: str) -> None:
     wrong = dict(buggy.WRONG_RECORDS)[name]
@@ -827,7 +844,7 @@ def test_a_record_that_rebinds_the_list_is_told_to_change_the_callers_list() -> 
     unchanged = words().record_list_unchanged
     assert unchanged.startswith("传进来的列表一条也没多")
     assert [r.name for r in report.results if unchanged in r.detail] == failed(report)
-    assert len(failed(report)) == 3
+    assert len(failed(report)) == 4  # every case but the refused write
 
     # a list that grows wrongly (the message twice) gets no such note
     def twice(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
