@@ -39,6 +39,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -824,6 +825,16 @@ def test(args: argparse.Namespace) -> int:
             timings.append(f"lint {time.monotonic() - started:.0f} 秒")
         runs = [(name, [*arguments, *args.rest]) for name, arguments in
                 pytest_runs(the_plan.run, strict)]  # fmt: skip
+        if "windows" in names and runs:  # beside pytest: Wine mostly waits on its servers
+            log_path = DEV_ENV / "beside-windows.log"
+            say(f"同时运行 windows 部分（输出在 {DEV_ENV.name}/{log_path.name}）")
+            only = [sys.executable, str(ROOT / "kit.py"), "test", "--only", "windows"]
+            with log_path.open("w", encoding="utf-8") as output:
+                windows_run = subprocess.Popen(
+                    [*only, *(["--strict"] if strict else [])], cwd=ROOT, stdout=output,
+                    stderr=subprocess.STDOUT, start_new_session=True,  # stopped with its Wine
+                )  # fmt: skip
+            beside.append(("windows", windows_run, log_path))
         if runs:  # args.rest: e.g. `python kit.py test --quick -k session -x`
             started = time.monotonic()
             for name, arguments in runs[1:]:  # their output is kept, and shown when all are done
@@ -844,7 +855,7 @@ def test(args: argparse.Namespace) -> int:
                 say(f"同时运行的 {name}：{time.monotonic() - started:.0f} 秒")
                 print(log_path.read_text(encoding="utf-8"), end="", flush=True)
                 if code:
-                    failed.append(f"pytest（{name}）")
+                    failed.append(f"pytest（{name}）" if name != "windows" else "windows")
             timings.append(f"pytest {time.monotonic() - started:.0f} 秒")
         if mypy is not None:
             passed = mypy.wait()
@@ -853,7 +864,7 @@ def test(args: argparse.Namespace) -> int:
             if not passed:
                 failed.append("mypy")
             timings.append(f"types {mypy.seconds:.0f} 秒（与 pytest 同时）")
-        if "windows" in names:
+        if "windows" in names and not runs:  # alone (--only windows): here, its output as it comes
             started = time.monotonic()
             problems, windows = run_windows(python)
             failed += problems
@@ -861,8 +872,10 @@ def test(args: argparse.Namespace) -> int:
     finally:
         if mypy is not None:  # interrupted: stop what we started
             mypy.stop()
-        for _, running, _ in beside:
+        for name, running, _ in beside:
             if running.poll() is None:
+                if name == "windows" and hasattr(os, "killpg"):
+                    os.killpg(running.pid, signal.SIGKILL)  # its Wine programs too
                 running.kill()
                 running.wait()
     timings.append(f"共 {time.monotonic() - began:.0f} 秒")
