@@ -114,7 +114,8 @@ def run_trim(args: argparse.Namespace) -> int:
     say(repr(view))
     if view.failure is None:
         return EXIT_OK
-    say("\n".join(text.budget_error(visible(args.file), view.failure, args.max_chars)), sys.stderr)
+    said = text.budget_error(visible(args.file), view.failure, args.max_chars, listed=True)
+    say("\n".join(said), sys.stderr)  # the listing above has the chapter's phrase and 释义
     return EXIT_PROBLEM
 
 

@@ -103,14 +103,17 @@ def repair_refused(path: str, reason: str) -> str:  # repair's English reason, s
 torn_hint = "  最后一行不完整（写的时候被打断了？）：`{}` 会把它移进备份文件".format  # the repair
 
 
-def budget_error(where: str, error: ContextBudgetError, budget: int | None) -> list[str]:
-    """The chapter's phrase, its 释义, and the smallest budget that holds the newest unit."""
-    lines = [f"{where}: {error}", *gloss_lines(error)]
-    if error.needed is not None:
-        said = f"预算 {budget} 字符装不下：" if budget is not None else ""
-        needed = error.needed
-        lines.append(f"  {said}最新的一致单元要 {needed} 个字符，--max-chars 至少 {needed}")
-    return lines
+def budget_error(
+    where: str, error: ContextBudgetError, budget: int | None, listed: bool = False
+) -> list[str]:
+    """The chapter's phrase and its 释义 (unless a listing above showed them), and the smallest
+    budget that holds the newest unit (or why no budget holds anything)."""
+    lines = [] if listed else [f"{where}: {error}", *gloss_lines(error)]
+    said = f"预算 {budget} 字符装不下：" if budget is not None else ""
+    needed = f"{said}最新的一致单元要 {error.needed} 个字符，--max-chars 至少 {error.needed}"
+    if error.needed is None:  # no unit at all
+        needed = "会话里没有消息：多大的预算都装不出一个不空的上下文"
+    return [*lines, f"{where}: {needed}" if listed else f"  {needed}"]
 
 
 # path, line, bytes cut, backup, messages loaded

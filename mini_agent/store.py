@@ -92,12 +92,8 @@ def refuse_untrusted(info: os.stat_result, path: PathLike) -> None:
         raise UntrustedFileError(errno.EPERM, reason, str(path))
 
 
-_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}  # fmt: skip
 
 
 def refuse_irregular(mode: int, path: PathLike) -> None:

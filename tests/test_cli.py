@@ -388,15 +388,20 @@ def test_trim_shows_kept_and_dropped_units(session: Path) -> None:
     ]
 
 
-def test_trim_reports_the_chapters_budget_error_and_the_budget_it_needs(session: Path) -> None:
+def test_trim_reports_the_chapters_budget_error_once_and_the_budget_it_needs(
+    session: Path,
+) -> None:
     run = cli("trim", "s.jsonl", "--max-chars", "100", cwd=session.parent)
     assert run.code == 1
-    assert run.out.startswith("预算 100 字符：context budget cannot contain the smallest")
+    assert run.out.splitlines()[:2] == [
+        "预算 100 字符：context budget cannot contain the smallest consistent message unit",
+        "释义：预算连最新的那个一致单元都装不下",
+    ]
+    # stderr adds what the listing lacks: the terminal shows the phrase and its 释义 once
     assert run.err == lines(
-        "s.jsonl: context budget cannot contain the smallest consistent message unit",
-        "  释义：预算连最新的那个一致单元都装不下",
-        "  预算 100 字符装不下：最新的一致单元要 310 个字符，--max-chars 至少 310",
+        "s.jsonl: 预算 100 字符装不下：最新的一致单元要 310 个字符，--max-chars 至少 310"
     )
+    assert (run.out + run.err).count("context budget cannot") == 1
     assert cli("trim", "s.jsonl", "--max-chars", "310", cwd=session.parent).code == 0
     assert cli("trim", "s.jsonl", "--max-chars", "309", cwd=session.parent).code == 1
 
@@ -404,12 +409,13 @@ def test_trim_reports_the_chapters_budget_error_and_the_budget_it_needs(session:
 def test_trim_of_an_empty_session_cannot_be_empty(tmp_path: Path) -> None:
     (tmp_path / "s.jsonl").write_bytes(b"")
     run = cli("trim", "s.jsonl", "--max-chars", "100", cwd=tmp_path)
-    assert (run.code, run.err) == (
+    assert run == Run(
         1,
         lines(
-            "s.jsonl: context budget cannot be empty",
-            "  释义：裁剪后一个单元也没有，上下文不能为空",
+            "预算 100 字符：context budget cannot be empty",
+            "释义：裁剪后一个单元也没有，上下文不能为空",
         ),
+        lines("s.jsonl: 会话里没有消息：多大的预算都装不出一个不空的上下文"),
     )
 
 
@@ -740,11 +746,11 @@ def test_the_cli_speaks_chinese_apart_from_what_it_quotes(
     # the chapter's phrases stay verbatim; an error reported with one has its 释义 under it
     # (a bad line: after the kit's detail, marked as the kit's)
     shown = "".join(samples.values()).splitlines()
-    for error in ("bad.jsonl:5: invalid session record at line 5", "s.jsonl: context budget cannot",
+    for error in ("bad.jsonl:5: invalid session record at line 5", "预算 10 字符：context budget cannot",
                   "e.jsonl: context budget cannot", "python -m mini_agent: 操作系统报错：."):  # fmt: skip
         at = next(i for i, line in enumerate(shown) if line.startswith(error))
         at += shown[at + 1].startswith(f"  {KIT_DETAIL}：")
-        assert shown[at + 1].startswith("  释义："), shown[at : at + 2]
+        assert shown[at + 1].lstrip().startswith("释义："), shown[at : at + 2]
 
 
 def test_the_prose_check_finds_english(tmp_path: Path) -> None:
