@@ -1,8 +1,5 @@
-"""mini_agent: chapter 34's session on disk and context for the model, in Python.
-
-The session file is complete and auditable; the context sent to the model is trimmed to a
-character budget. Two states, two pipelines, joined only by `run_agent`.
-"""
+"""mini_agent: chapter 34's session on disk (complete, auditable) and the context for the model
+(trimmed to a character budget), in Python: two states, two pipelines, joined only by `run_agent`."""
 
 from .agent import run_agent
 from .context import ContextBudgetError, context_units, estimate_context_chars, trim_context

@@ -126,7 +126,9 @@ def _complete_lines(kept: bytes, tail: bytes, path: Path, last_line: int) -> lis
     try:
         return parse_session_bytes(kept, path)
     except SessionFormatError as err:
-        if tail and repair_would_cut(tail, last_line, path):
+        if "UTF-8" in err.detail:  # another encoding, or a BOM: where the line is plays no part
+            reason = f"line {err.line} is not plain UTF-8"
+        elif tail and repair_would_cut(tail, last_line, path):
             reason = f"line {err.line} is damaged, not only the torn last line {last_line}"
         elif not tail and err.line == last_line - 1:  # the file ends with this line's newline
             reason = (

@@ -535,6 +535,24 @@ def test_repair_refuses_other_damage_says_why_and_leaves_the_file(
     assert sorted(p.name for p in session.parent.iterdir()) == ["s.jsonl"]
 
 
+@pytest.mark.parametrize(
+    "first", ["\ufeff".encode() + record_line(UserMessage("a")).encode(),
+              record_line(UserMessage("你好")).encode("gbk")], ids=["bom", "gbk"],
+)  # fmt: skip
+def test_repair_refuses_a_file_in_another_encoding_for_its_encoding_not_its_place(
+    tmp_path: Path, first: bytes
+) -> None:
+    # the first of two lines: where it stands plays no part, saving the file again does
+    (tmp_path / "s.jsonl").write_bytes(
+        first + b"\n" + record_line(UserMessage("b")).encode() + b"\n"
+    )
+    refused = cli("repair", "s.jsonl", cwd=tmp_path).err.splitlines()[-1]
+    assert refused == (
+        REFUSED + "第 1 行不是纯 UTF-8（是别的编码，或者开头有 BOM）" + ONLY_TORN
+        + "；是文件的编码不对：用编辑器打开，另存为不带 BOM 的 UTF-8；不要删行"
+    )  # fmt: skip
+
+
 def test_repairs_refusal_gives_its_reason_in_chinese_and_the_english_stays_in_the_error(
     session: Path,
 ) -> None:
