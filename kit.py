@@ -874,7 +874,7 @@ def test(args: argparse.Namespace) -> int:
             mypy.stop()
         for name, running, _ in beside:
             if running.poll() is None:
-                if name == "windows" and hasattr(os, "killpg"):
+                if name == "windows" and sys.platform != "win32":
                     os.killpg(running.pid, signal.SIGKILL)  # its Wine programs too
                 running.kill()
                 running.wait()
