@@ -592,11 +592,12 @@ def run_either(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool],
     expect: Callable[[Outcome], str],
-    why: Callable[[Outcome, Outcome], str] = lambda expected, got: "",
+    why: Callable[[Outcome, Outcome, Outcome], str] = lambda expected, got, chapter: "",
 ) -> CheckReport:
     """`run_cases` with two right answers: the package's (`ours`) and the chapter's literal
     one (`chapters`). Where the kit differs on purpose, agreeing with either passes, and a
-    FAIL names both, then what `why` says of the package's outcome and the reader's."""
+    FAIL names both, then what `why` says of the package's outcome, the reader's and the
+    chapter's."""
     results = []
     for name, args in cases:
         got = outcome_of(theirs, *args)
@@ -609,7 +610,7 @@ def run_either(
             if not same(expected, chapter):
                 should += "，或照本章" + expect(_differing(chapter, got)[0]).removeprefix("应当")
             detail = words().should_but(should, _but(shown_got))
-            reason = why(expected, got)
+            reason = why(expected, got, chapter)
             detail += f"：{reason}" if reason else ""
         results.append(CheckResult(name, passed, detail))
     return CheckReport(title, tuple(results))
@@ -741,7 +742,7 @@ def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
         cases,
         _same_or_both_refused,
         _any_refusal,
-        _line_differences,
+        lambda expected, got, chapter: _line_differences(expected, got),
     )
 
 
@@ -812,6 +813,34 @@ def _load_expectation(expected: Outcome) -> str:
     return _should(expected)
 
 
+def _phrase_and_line(outcome: Outcome) -> tuple[str, int] | None:
+    """A raised error's chapter phrase and line number, when its message starts with them."""
+    if outcome[0] != "error":
+        return None
+    found = _FORMAT_ERROR.match(str(outcome[1]).partition(": ")[2])
+    if found is None:
+        return None
+    phrase, _, number = found.group(1).rpartition(" ")
+    return phrase, int(number)
+
+
+def _load_why(expected: Outcome, got: Outcome, chapter: Outcome) -> str:
+    """What a FAIL of `load_session` adds: a message not in the chapter's words; line 0, or a
+    line one less than the kit's or the chapter's (lines counted from 0); else `_lone_cr_why`."""
+    w = words()
+    wanted = [_phrase_and_line(expected), _phrase_and_line(chapter)]
+    if wanted[0] is not None and got[0] == "error" and _phrase_and_line(got) is None:
+        message = str(got[1]).partition(": ")[2]
+        if not message.startswith((INVALID_JSON, INVALID_RECORD)):
+            return w.chapter_phrase
+    said = _phrase_and_line(got)
+    if said is not None and said[1] == 0:
+        return w.line_zero
+    if said is not None and any(want == (said[0], said[1] + 1) for want in wanted):
+        return w.line_numbers_from_one
+    return _lone_cr_why(expected, got)
+
+
 def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
     """The note for a lone `\r` read as a line break (`read_text`, `splitlines`): two messages
     where line 1 is not JSON; for a U+2028 read as one (`splitlines`): line 1 not JSON where
@@ -851,9 +880,12 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             cases,
             _same_load,
             _load_expectation,
-            _lone_cr_why,
+            _load_why,
         )
         numbering = _one_numbering(fn, [args for name, args in cases if name in _BLANK_THEN_BAD])
+        # the line of spaces read back as no message: it was skipped as a blank line
+        (spaces,) = [args for name, args in cases if name == _SPACES]
+        skipped_spaces = outcome_of(fn, *spaces)[0] == "value"
     # the folder as printed and inside a repr (where Windows' backslashes are doubled)
     hidden = [str(root) + os.sep, str(root)]
     hidden = [*(repr(text)[1:-1] for text in hidden), *hidden]
@@ -862,7 +894,7 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         detail = result.detail
         for text in hidden:
             detail = detail.replace(text, "")
-        if not result.passed and result.name == _SPACES:
+        if not result.passed and result.name == _SPACES and skipped_spaces:
             detail += f"：{words().spaces_not_blank}"
         results.append(CheckResult(result.name, result.passed, detail))
     return CheckReport(report.title, (*results, numbering))

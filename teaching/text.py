@@ -189,6 +189,19 @@ class Words(ListingWords):
         "是真值，留了下来；JSON.parse 读一串空格会抛错（只有空白不是 JSON 文本，json.loads 也一样），"
         "所以它是一行坏行：要报错，不能跳过（判断空行别先 strip()）"
     )
+    line_numbers_from_one: str = (
+        "行号比应当的少 1：行从 1 数起，和编辑器左边显示的一样；"
+        "enumerate 默认从 0 数，写 enumerate(..., start=1)"
+    )
+    line_zero: str = (
+        "没有第 0 行：行从 1 数起，和编辑器左边显示的一样，文件的第一行是第 1 行；"
+        "enumerate 默认从 0 数，写 enumerate(..., start=1)"
+    )
+    chapter_phrase: str = (
+        "错误消息要以本章的英文原话开头，一字不差：不是 JSON 的行是 invalid session JSON at line N，"
+        "判别不通过的行是 invalid session record at line N（N 是行号）。后面可以再加细节，"
+        "本包就在冒号后面补了一句英文；读者看到的中文释义是笔记本另加的，不在错误消息里"
+    )
     split_at_u2028: str = (
         "这一行被切成了两半：splitlines() 不只在 \\n 处断行，也在 U+2028 这类“行分隔符”处断行，而 JSON "
         '字符串里可以原样写着它。本章是 text.split("\\n")，只在 \\n 处断：Python 里也写 text.split("\\n")'

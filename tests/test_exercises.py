@@ -880,7 +880,8 @@ def test_a_wrong_line_number_names_both_right_answers() -> None:
     assert details["空行之后的坏行：物理行 4，或照本章数非空行：第 2 行"] == (
         "应当抛出以 'invalid session JSON at line 4' 开头的错误（释义：第 4 行不是合法的 JSON），"
         "或照本章抛出以 'invalid session JSON at line 2' 开头的错误（释义：第 2 行不是合法的 JSON），"
-        "但实际抛出了 ValueError: invalid session JSON at line 3（释义：第 3 行不是合法的 JSON）"
+        "但实际抛出了 ValueError: invalid session JSON at line 3（释义：第 3 行不是合法的 JSON）："
+        + words().line_numbers_from_one
     )
 
 
@@ -1073,3 +1074,67 @@ def test_splitlines_at_u2028_is_told_why() -> None:
 
     (told,) = [r.detail for r in check_load_session(by_splitlines).results if "U+2028" in r.name]
     assert told.endswith(words().split_at_u2028)
+
+
+# --- 03: the reader's numbering from 0, the reader's own phrase --------------------------
+
+
+def numbered_from_zero(path: Path) -> list[Message]:
+    """03 as a reader wrote it: `enumerate(text.split("\\n"))` without `start=1`."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return []
+    messages = []
+    for number, line in enumerate(text.split("\n")):
+        if not line:
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            raise ValueError(f"invalid session JSON at line {number}") from None
+        message = parse_session_message(value)
+        if message is None:
+            raise ValueError(f"invalid session record at line {number}")
+        messages.append(message)
+    return messages
+
+
+def in_chinese(path: Path) -> list[Message]:
+    """03 with the phrases translated: `第 N 行不是合法的 JSON` for the chapter's English."""
+    try:
+        return reader_load(path)
+    except ValueError as err:
+        number = str(err).rsplit(" ", 1)[-1]
+        kind = "JSON" if "JSON" in str(err) else "会话记录"
+        raise ValueError(f"第 {number} 行不是合法的{kind}") from None
+
+
+def test_lines_numbered_from_zero_are_told_lines_count_from_one() -> None:
+    report = check_load_session(numbered_from_zero)
+    told = details(report)
+    assert len(told) == 9
+    assert all(detail.endswith("：" + words().line_numbers_from_one) for name, detail in
+               told.items() if name != _LONE_CR), told  # fmt: skip
+    # the lone \r: line 0, which no editor shows
+    assert told[_LONE_CR].endswith("：" + words().line_zero)
+    assert not any(words().spaces_not_blank in detail for detail in told.values())
+
+
+def test_the_strip_hint_is_for_an_answer_that_skips_the_line_of_spaces_only() -> None:
+    for answer in (numbered_from_zero, in_chinese):
+        spaces = details(check_load_session(answer))["只有空格的一行不算空行"]
+        assert words().spaces_not_blank not in spaces
+
+
+def test_a_phrase_of_ones_own_is_told_to_use_the_chapters_words() -> None:
+    told = details(check_load_session(in_chinese))
+    assert len(told) == 10
+    assert all(detail.endswith("：" + words().chapter_phrase) for detail in told.values()), told
+    assert all(
+        said in words().chapter_phrase
+        for said in ("invalid session JSON at line N", "invalid session record at line N")
+    )
+    # a right phrase with a wrong number is not told about the phrase
+    zero = details(check_load_session(numbered_from_zero))
+    assert not any(words().chapter_phrase in detail for detail in zero.values())
