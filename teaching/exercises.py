@@ -641,6 +641,10 @@ def record_line_cases() -> list[tuple[str, Message]]:
         ("assistant，调用的 input 是 null", AssistantMessage("", (ToolCall("t", "now", None),))),
         ("tool 结果", ToolMessage("a", "a 的内容")),
         ("tool 错误：isError true", ToolMessage("b", "文件不存在", is_error=True)),
+        (  # what JavaScript writes otherwise than json.dumps (07a's table; 1e21: alike)
+            "工具输入里的小数：JSON.stringify 写 1 和 1e-7，json.dumps 写 1.0 和 1e-07，都算对",
+            AssistantMessage("", (ToolCall("d", "scale", {"factor": 1.0, "epsilon": 1e-7}),)),
+        ),
         (
             "工具输入里的 NaN：本包拒绝，本章写成 null",
             AssistantMessage("", (ToolCall("c", "calc", float("nan")),)),
@@ -652,6 +656,14 @@ def _same_or_both_refused(expected: Outcome, got: Outcome) -> bool:
     # Refusing is what matters, not the exception's wording (calling the answer is no refusal).
     called = CalledTheAnswer.__name__ in str(got[1])
     return (expected[0] == got[0] == "error" and not called) or expected == got
+
+
+def python_form(message: Message) -> str:
+    """The line `json.dumps` writes with JSON.stringify's settings: the same as the package's
+    but for numbers (`1.0`, `1e-07` where JavaScript writes `1`, `1e-7`)."""
+    return json.dumps(
+        to_record(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
 
 
 def _any_refusal(expected: Outcome) -> str:
@@ -675,6 +687,8 @@ def _other_key_order(ours: Any, theirs: Any) -> tuple[list[str], list[str]] | No
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NO_SPACE = str.maketrans("", "", " \t\r\n")
+_NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F]\w\w|[1-9a-fA-F]\w{3})")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
 def _line_differences(expected: Outcome, got: Outcome) -> str:
@@ -696,12 +710,16 @@ def _line_differences(expected: Outcome, got: Outcome) -> str:
         ours_value, their_value = json.loads(line), json.loads(theirs)
     except ValueError:
         return "；".join(notes)
-    if ours_value != their_value:  # dicts compare without their order
-        return "；".join([*notes, *_key_notes(ours_value, their_value)])
+    if ours_value != their_value:  # dicts compare without their order; 1.0 == 1
+        notes += _key_notes(ours_value, their_value)
     if _JSON_STRING.sub("", theirs) != _JSON_STRING.sub("", theirs).translate(_NO_SPACE):
         notes.append(w.line_spaces)
-    if theirs.count("\\u") > line.count("\\u"):
+    if len(_NON_ASCII_ESCAPE.findall(theirs)) > len(_NON_ASCII_ESCAPE.findall(line)):
         notes.append(w.line_ascii)
+    if ours_value != their_value:
+        return "；".join(notes)
+    if _NUMBER.findall(_JSON_STRING.sub("", theirs)) != _NUMBER.findall(_JSON_STRING.sub("", line)):
+        notes.append(w.line_floats)
     orders = _other_key_order(ours_value, their_value)
     if orders is not None:
         notes.append(w.only_key_order(*orders))
@@ -733,17 +751,37 @@ def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     differs only in the order of its keys fails, and says so: the chapter elides the message
     literals, and the order is the package's inference (02 says so). A line that is the same
     JSON written another way says which way (`_line_differences`)."""
+    messages = [message for _, message in record_line_cases()]
     cases = [(name, (message,)) for name, message in record_line_cases()]
-    return run_either(
+    # numbers json.dumps writes otherwise (1.0 for 1): Python's, not the chapter's, so they
+    # pass, and a note says where the package writes them as JavaScript does
+    pythons = {line: python_form(m) for m in messages if (line := _line_or_none(m)) is not None}
+    pythons = {line: form for line, form in pythons.items() if form != line}
+    differing = [m for m in messages if _line_or_none(m) in pythons]
+
+    def same(expected: Outcome, got: Outcome) -> bool:
+        floats = expected[0] == got[0] == "value" and pythons.get(expected[1]) == got[1]
+        return floats or _same_or_both_refused(expected, got)
+
+    report = run_either(
         "record_line",
         fn,
         record_line,
         chapter_stringify,
         cases,
-        _same_or_both_refused,
+        same,
         _any_refusal,
         lambda expected, got, chapter: _line_differences(expected, got),
     )
+    floats = any(outcome_of(fn, m) == ("value", python_form(m)) for m in differing)
+    return CheckReport(report.title, report.results, (words().line_floats,) if floats else ())
+
+
+def _line_or_none(message: Message) -> str | None:
+    try:
+        return record_line(message)
+    except ValueError:  # NaN: the package refuses it
+        return None
 
 
 # --- 03 损坏记录的错误路径: the reader writes load_session -----------------------------------

@@ -635,7 +635,11 @@ def test_the_key_order_note_finds_the_first_object_out_of_order_at_any_depth() -
         return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
     inner = details(check_record_line(name_first))
-    assert list(inner) == ["assistant，带两个调用", "assistant，调用的 input 是 null"]
+    assert list(inner) == ["assistant，带两个调用", "assistant，调用的 input 是 null", FLOATS]
+    assert inner[FLOATS].endswith(
+        f"{words().line_floats}；内容相同，键的顺序不同：你写的是 name、id、input，"
+        f"本包写的是 id、name、input。{KEY_ORDER_INFERRED}"
+    )
     assert (
         "你写的是 name、id、input，本包写的是 id、name、input。" in inner["assistant，带两个调用"]
     )
@@ -1138,3 +1142,39 @@ def test_a_phrase_of_ones_own_is_told_to_use_the_chapters_words() -> None:
     # a right phrase with a wrong number is not told about the phrase
     zero = details(check_load_session(numbered_from_zero))
     assert not any(words().chapter_phrase in detail for detail in zero.values())
+
+
+# --- 02: numbers JavaScript writes otherwise, several differences in one line ----------------
+
+FLOATS = "工具输入里的小数：JSON.stringify 写 1 和 1e-7，json.dumps 写 1.0 和 1e-07，都算对"
+
+
+def test_floats_json_dumps_writes_otherwise_are_a_known_difference_noted_not_counted() -> None:
+    (message,) = [m for name, m in record_line_cases() if name == FLOATS]
+    assert record_line(message).endswith('"input":{"factor":1,"epsilon":1e-7}}]}')  # as node
+    assert reader_line(message).endswith('"input":{"factor":1.0,"epsilon":1e-07}}]}')
+    report = check_record_line(reader_line)
+    assert report.ok and report.notes == (words().line_floats,)
+    assert all(said in words().line_floats for said in ("mini_agent.json_form", "07a"))
+    for right in (as_reference(record_line), chapter_stringify):
+        assert check_record_line(right).ok and check_record_line(right).notes == ()
+
+    def other_float(message: Message) -> str:  # neither JavaScript's form nor json.dumps'
+        return reader_line(message).replace("1e-07", "0.0000001")
+
+    assert failed(check_record_line(other_float)) == [FLOATS]
+
+
+def starter_line(message: Message) -> str:
+    """02's starter code: the tool record lacks isError; json.dumps escapes Chinese."""
+    fields = fields_of(message)
+    fields.pop("isError", None)
+    return json.dumps(fields, separators=(",", ":"))
+
+
+def test_a_line_with_several_differences_is_told_each_of_them() -> None:
+    told = details(check_record_line(starter_line))["tool 结果"]
+    assert "\\u7684" in repr(told)  # the escape shown as the reader's line holds it
+    assert told.endswith(
+        "：少了键 isError：本章的每种记录都带着它的全部字段；" + words().line_ascii
+    ), told
