@@ -84,11 +84,14 @@ from .watch import DiskWatchingClient, Watched
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One case: its name, whether the reader's answer matched, and what differed."""
+    """One case: its name, whether the reader's answer matched, and what differed. `folded`:
+    a FAIL for the same reason as one shown before it; a report shows all of them as one line
+    (`Words.called_again`), where the first of them would be."""
 
     name: str
     passed: bool
     detail: str = ""
+    folded: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,13 +111,24 @@ class CheckReport:
         passed = sum(result.passed for result in self.results)
         return words().report_summary(self.title, passed, len(self.results))
 
+    def shown_results(self) -> list[CheckResult]:
+        """The results a report lists: the folded ones as one FAIL where the first of them
+        would be, its name saying how many (`Words.called_again`)."""
+        folded = sum(result.folded for result in self.results)
+        rows: list[CheckResult] = []
+        for result in self.results:
+            if not result.folded:
+                rows.append(result)
+            elif not any(row.folded for row in rows):
+                rows.append(CheckResult(words().called_again(folded), False, "", folded=True))
+        return rows
+
     def __repr__(self) -> str:
         rows = [self.summary(), *(f"  {note}" for note in self.notes)]
-        for result in self.results:
+        for result in self.shown_results():
             mark = PASS if result.passed else FAIL
-            rows.append(
-                f"  {mark} {result.name}" + ("" if result.passed else f" — {result.detail}")
-            )
+            said = "" if result.passed or not result.detail else f" — {result.detail}"
+            rows.append(f"  {mark} {result.name}{said}")
         return visible_text("\n".join(rows))
 
     def _repr_html_(self) -> str:
@@ -123,8 +137,8 @@ class CheckReport:
         items = "".join(
             f"<li style='color:{colours.tool if r.passed else colours.error}'>"
             f"{'✔' if r.passed else '✘'} {PASS if r.passed else FAIL} {visible_html(r.name)}"
-            f"{'' if r.passed else ' — ' + visible_html(r.detail)}</li>"
-            for r in self.results
+            f"{'' if r.passed or not r.detail else ' — ' + visible_html(r.detail)}</li>"
+            for r in self.shown_results()
         )
         return page(f"<p><b>{visible_html(self.summary())}</b></p>{notes}<ul>{items}</ul>")
 
@@ -512,13 +526,18 @@ def _parse_why(
         return w.calls_every
     if got[0] != "value":
         return ""
-    value = got[1]
+    given, value = value, got[1]
     if _holds_dicts(value) and (expected[0] == "value" and expected[1] is not None):
         return w.message_as_dict
     if isinstance(value, ToolMessage) and type(value.is_error) is int:
         return w.is_error_int
+    if isinstance(value, (AssistantMessage, ToolMessage)) and not isinstance(value.content, str):
+        return w.content_in_one_branch  # checked for user (or none), not before the dispatch
     if _wrong_fields(value):
         return w.unchecked_field
+    raw = given.get("toolCalls") if isinstance(given, dict) else None
+    if isinstance(value, AssistantMessage) and isinstance(raw, (dict, str)):
+        return w.calls_not_array  # iterated as if it were a list
     return ""
 
 
@@ -552,14 +571,16 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
 
 
 def answer_hinted(report: CheckReport) -> CheckReport:
-    """`report`, each FAIL where the answer called the function it should write (its
-    `CalledTheAnswer`) followed by `Words.called_the_answer`."""
+    """`report`, its first FAIL where the answer called the function it should write (its
+    `CalledTheAnswer`) followed by `Words.called_the_answer`, the others like it folded into
+    one line."""
     said, results = f"{CalledTheAnswer.__name__}: ", list[CheckResult]()
     for r in report.results:
-        if not r.passed and said in r.detail:  # the whole hint once, then a short one
-            told = any(said in result.detail for result in results)
-            hint = words().called_it_again if told else words().called_the_answer
-            r = CheckResult(r.name, r.passed, f"{r.detail}：{hint}")
+        if not r.passed and said in r.detail:  # the whole hint once, the rest in one line
+            if any(said in result.detail for result in results):
+                r = CheckResult(r.name, r.passed, r.detail, folded=True)
+            else:
+                r = CheckResult(r.name, r.passed, f"{r.detail}：{words().called_the_answer}")
         results.append(r)
     return CheckReport(report.title, tuple(results), report.notes)
 

@@ -157,7 +157,22 @@ class Words(ListingWords):
         "你的函数调用了练习要你自己写的那个函数（本包的，名字见上）："
         "练习要你自己把它写出来，检查时这个调用会直接报错"
     )
-    called_it_again: str = "同上：又调用了练习要你写的那个函数"
+
+    def called_again(self, count: int) -> str:
+        """The one line for the other `count` cases that called the answer too."""
+        return f"另外 {count} 个用例同上：也都调用了练习要你写的那个函数，不再逐条列出"
+
+    calls_not_array: str = (
+        'toolCalls 不是数组，你的函数却造出了一条 assistant：空对象 {} 和空字符串 "" 在 Python 里'
+        "也能拿来 for 循环（一次也不走），于是成了“没有调用”。本章的 calls() 是 "
+        "Array.isArray(value) && value.every(...)：先确认是数组，再查每一项；Python 里先写 "
+        "isinstance(value, list)，能迭代不等于是数组"
+    )
+    content_in_one_branch: str = (
+        "content 不是字符串，这条消息却过了关：content 是三个分支的公共前提（对象、role 是 string、"
+        "content 是 string），本章的判别顺序是先查公共前提、再按 role 分派；把它挪进某个分支（比如只在 "
+        "user 分支里查），别的分支就不再查它（01 的“最容易走错的第一处”）"
+    )
     message_as_dict: str = (
         '返回的是 dict：本章的对象字面量 { role: "user", content } 在本包里是一个消息对象——'
         "UserMessage(content)、AssistantMessage(content, tool_calls)、"

@@ -394,6 +394,39 @@ def first_call_only_parse(value: Any) -> Message | None:
     return chapter_shaped_parse(value)
 
 
+def try_except_parse(item: Any) -> Message | None:
+    """The reader's try/except answer: no field checked, the constructors' errors caught."""
+    try:
+        role = item["role"]
+        if role == "user":
+            return UserMessage(item["content"])
+        if role == "assistant":
+            tool_calls = [ToolCall(c["id"], c["name"], c["input"]) for c in item["toolCalls"]]
+            return AssistantMessage(item["content"], tool_calls)
+        if role == "tool":
+            return ToolMessage(item["toolCallId"], item["content"], item["isError"])
+    except Exception:
+        return None
+    return None
+
+
+def _chapter_shaped_iterating(value: Any) -> Message | None:
+    item = value if isinstance(value, dict) else None
+    if item is None or not isinstance(item.get("role"), str):
+        return None
+    if not isinstance(item.get("content"), str):
+        return None
+    if item["role"] == "assistant" and "toolCalls" in item:
+        try:
+            calls = [ToolCall(c["id"], c["name"], c["input"]) for c in item["toolCalls"]]
+        except (TypeError, KeyError):
+            return None
+        if not all(reader_calls([c.to_record()]) for c in calls):
+            return None
+        return AssistantMessage(item["content"], calls)
+    return chapter_shaped_parse(value)
+
+
 def calls_the_packages_parser(value: Any) -> Message | None:
     return parse_session_message(value)
 
@@ -406,8 +439,9 @@ HINTS = {  # a planted wrong answer, and the one hint its FAILs carry
     "shortcut": (shortcut_parse, "leaning_on_constructors"),
     "dicts": (dict_parse, "message_as_dict"),
     "isError int": (int_is_error_parse, "is_error_int"),
-    "content unchecked": (content_unchecked_parse, "unchecked_field"),
+    "content unchecked": (content_unchecked_parse, "content_in_one_branch"),
     "first call only": (first_call_only_parse, "calls_every"),
+    "toolCalls iterated": (_chapter_shaped_iterating, "calls_not_array"),
     "the package's parser": (calls_the_packages_parser, "called_the_answer"),
     "the parser by its module": (calls_the_parser_by_its_module, "called_the_answer"),
 }
@@ -467,9 +501,14 @@ def test_an_answer_that_calls_the_function_it_should_write_fails_every_row() -> 
     for answer in (calls_the_packages_parser, calls_the_parser_by_its_module):
         report = check_parse_session_message(answer)
         assert not any(result.passed for result in report.results)
-        first, *rest = report.results  # the whole hint once, then a short one
+        first, *rest = report.results  # the whole hint once, the rest in one line
         assert first.detail.endswith(words().called_the_answer)
-        assert all(r.detail.endswith(words().called_it_again) for r in rest)
+        assert all(r.folded for r in rest) and not first.folded
+        for shown_report in (repr(report), report._repr_html_()):
+            assert shown_report.count(words().called_the_answer) == 1
+            assert shown_report.count(words().called_again(len(rest))) == 1
+            assert shown_report.count("FAIL") == 2, shown_report
+        assert words().called_again(len(rest)).startswith(f"另外 {len(rest)} 个用例")
     assert session_module.parse_session_message(json.loads('{"role":"user","content":"x"}'))
 
 
@@ -1178,3 +1217,28 @@ def test_a_line_with_several_differences_is_told_each_of_them() -> None:
     assert told.endswith(
         "：少了键 isError：本章的每种记录都带着它的全部字段；" + words().line_ascii
     ), told
+
+
+# --- 01: toolCalls that is no array, the precondition moved into a branch ---------------
+
+
+def test_tool_calls_iterated_not_checked_as_an_array_is_told_is_array() -> None:
+    report = check_parse_session_message(_chapter_shaped_iterating)
+    told = details(report)
+    assert [name.split("  (")[1] for name in told] == [
+        "toolCalls 是空对象，不是数组)",
+        "toolCalls 是空字符串，不是数组)",
+    ]
+    assert all(detail.endswith("：" + words().calls_not_array) for detail in told.values())
+    assert "Array.isArray(value) && value.every" in words().calls_not_array
+    # the try/except answer the reader wrote: bare FAILs on these rows before
+    shortcut = details(check_parse_session_message(try_except_parse))
+    for row in ("空对象", "空字符串"):
+        (detail,) = [d for name, d in shortcut.items() if f"toolCalls 是{row}，不是数组" in name]
+        assert detail.endswith("：" + words().calls_not_array), detail
+
+
+def test_content_checked_in_one_branch_is_told_the_common_precondition() -> None:
+    told = details(check_parse_session_message(content_unchecked_parse))
+    assert told and all(d.endswith("：" + words().content_in_one_branch) for d in told.values())
+    assert all(said in words().content_in_one_branch for said in ("公共前提", "判别顺序"))
