@@ -81,6 +81,8 @@ from .text import FAIL, PASS, request_line, words
 from .trace import label
 from .watch import DiskWatchingClient, Watched
 
+_Check = TypeVar("_Check", bound=Callable[..., "CheckReport"])
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -141,6 +143,71 @@ class CheckReport:
             for r in self.shown_results()
         )
         return page(f"<p><b>{visible_html(self.summary())}</b></p>{notes}<ul>{items}</ul>")
+
+    def _ipython_display_(self) -> None:
+        # a check shows its report itself (`_reported`); the cell's value shows it only elsewhere
+        if getattr(self, "_shown_in_cell", None) != _cell_running():
+            _publish(self)
+
+
+# --- in a notebook, a check shows its report itself ------------------------------------------
+# Only a cell's last value is shown: two checks in one cell would show one report. So each
+# check displays its own, and the report it returns shows nothing more in that cell (it still
+# shows when asked for in another). Which cell runs: IPython's pre_run_cell events, counted
+# from the first check run in the kernel; outside IPython nothing is shown or hooked.
+
+
+class _Cells:
+    shell: object = None
+    count = 0
+
+    @classmethod
+    def next(cls, *_: object) -> None:
+        cls.count += 1
+
+
+def _ipython() -> Any:
+    ipython = sys.modules.get("IPython")  # never imported here: a script has no cells
+    return None if ipython is None else ipython.get_ipython()
+
+
+def _cell_running() -> int | None:
+    shell = _ipython()
+    if shell is None:
+        return None
+    if _Cells.shell is not shell:
+        shell.events.register("pre_run_cell", _Cells.next)
+        _Cells.shell = shell
+    return _Cells.count
+
+
+def _publish(report: CheckReport) -> None:
+    from IPython.display import display
+
+    display({"text/plain": repr(report), "text/html": report._repr_html_()}, raw=True)
+
+
+_checking = 0  # checks running: only the outermost one shows its report
+
+
+def _reported(check: _Check) -> _Check:
+    """`check`, showing its report where it runs in a notebook cell."""
+
+    @functools.wraps(check)
+    def run(*args: Any, **kwargs: Any) -> CheckReport:
+        global _checking
+        _checking += 1
+        try:
+            report = check(*args, **kwargs)
+        finally:
+            _checking -= 1
+        cell = _cell_running()
+        if cell is not None and not _checking:
+            _publish(report)
+            object.__setattr__(report, "_shown_in_cell", cell)
+        return report
+
+    return cast(_Check, run)
 
 
 Outcome = tuple[str, Any]  # ("value", result) or ("error", "ExceptionType: message")
@@ -541,6 +608,7 @@ def _parse_why(
     return ""
 
 
+@_reported
 def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `parse_session_message(value)` against the package's, on parsed JSON.
 
@@ -583,9 +651,6 @@ def answer_hinted(report: CheckReport) -> CheckReport:
                 r = CheckResult(r.name, r.passed, f"{r.detail}：{words().called_the_answer}")
         results.append(r)
     return CheckReport(report.title, tuple(results), report.notes)
-
-
-_Check = TypeVar("_Check", bound=Callable[..., CheckReport])
 
 
 def _guarded(
@@ -765,6 +830,7 @@ def _key_notes(ours: Any, theirs: Any) -> list[str]:
     return notes
 
 
+@_reported
 @_guarded(record_line, chapter_stringify, to_record, attributes=("line",))
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
@@ -913,6 +979,7 @@ def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
     return words().split_at_u2028 if held and split_at_u2028 else ""
 
 
+@_reported
 @_guarded(load_session, chapter_load_session, parse_session_lines, parse_session_bytes)
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `load_session(path)`: files written here, compared with the package's and
@@ -1202,6 +1269,7 @@ def _message_expectation(expected: Outcome) -> str:
     return _should(expected)
 
 
+@_reported
 @_guarded(_context_units)
 def check_context_units(
     function: Callable[[Sequence[Message]], Any], *, linear: bool = False
@@ -1355,6 +1423,7 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
     ]
 
 
+@_reported
 @_guarded(_estimate_context_chars, attributes=("record_chars", "line"))
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
@@ -1414,6 +1483,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     return CheckReport(w.estimate_title, tuple(_with_form_notes(results, forms)), tuple(notes))
 
 
+@_reported
 @_guarded(_trim_context)
 def check_trim_context(
     function: Callable[[Sequence[Message], int], Any], *, linear: bool = False
@@ -1501,6 +1571,7 @@ def smallest_budget_keeping_question() -> int:
     return _estimate_context_chars(watched_first_run(None)[2].disk)
 
 
+@_reported
 def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckReport:
     """Run 06's first run (three requests) with the reader's `context_max_chars`: does request
     3 still hold the user's question? With `smallest`, also: would no smaller budget do?
@@ -1589,6 +1660,7 @@ RECORD_CHAPTER_ORDER_NOTE = (
 )
 
 
+@_reported
 def check_record(record: Record) -> CheckReport:
     """Replay every `record()` call of 06's runs through the reader's `record(messages,
     session_path, message)`, as `run_agent`'s loop makes them, and compare memory and disk
