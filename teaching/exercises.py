@@ -184,7 +184,8 @@ def _cell_running() -> int | None:
 def _publish(report: CheckReport) -> None:
     from IPython.display import display
 
-    display({"text/plain": repr(report), "text/html": report._repr_html_()}, raw=True)
+    bundle = {"text/plain": repr(report), "text/html": report._repr_html_()}
+    display(bundle, raw=True)  # type: ignore[no-untyped-call]
 
 
 _checking = 0  # checks running: only the outermost one shows its report

@@ -379,8 +379,8 @@ class Words(ListingWords):
     line_floats: str = (
         "工具输入里的小数，你照 json.dumps 写成了 1.0 和 1e-07，JSON.stringify 写的是 1 和 1e-7："
         "JavaScript 的数不分整数和小数，1.0 就是 1。这是 Python 和 JavaScript 写数字的差别，本章的 "
-        "TypeScript 碰不到它，这一处不计较；本包的 mini_agent.json_form 逐字节照 JSON.stringify 写"
-        "（见 07a_beyond_the_chapter.ipynb#json-stringify）"
+        "TypeScript 碰不到它，这一处不计较；本包怎样逐字节照 JSON.stringify 写数字，"
+        "见附录 07a_beyond_the_chapter.ipynb#json-stringify"
     )
 
     def only_key_order(self, theirs: Sequence[str], ours: Sequence[str]) -> str:
