@@ -16,7 +16,9 @@ capture_output = pytest.importorskip("IPython.utils.capture").capture_output
 
 @pytest.fixture
 def shell() -> Iterator[object]:
-    shell = InteractiveShell.instance()
+    config = pytest.importorskip("traitlets.config").Config()
+    config.HistoryAccessor.enabled = False  # no history file written
+    shell = InteractiveShell.instance(config=config)
     shell.user_ns.update(check=check_context_units, answer=as_reference(context_units))
     yield shell
     InteractiveShell.clear_instance()

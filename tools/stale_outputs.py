@@ -129,7 +129,7 @@ def _run_plain(
     else:
         last = None
     out = io.StringIO()
-    value = None
+    value: Any = None
     error = None
     with contextlib.redirect_stdout(out):
         try:
