@@ -81,14 +81,19 @@ from .text import FAIL, PASS, request_line, words
 from .trace import label
 from .watch import DiskWatchingClient, Watched
 
+_Check = TypeVar("_Check", bound=Callable[..., "CheckReport"])
+
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One case: its name, whether the reader's answer matched, and what differed."""
+    """One case: its name, whether the reader's answer matched, and what differed. `folded`:
+    a FAIL for the same reason as one shown before it; a report shows all of them as one line
+    (`Words.called_again`), where the first of them would be."""
 
     name: str
     passed: bool
     detail: str = ""
+    folded: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,13 +113,24 @@ class CheckReport:
         passed = sum(result.passed for result in self.results)
         return words().report_summary(self.title, passed, len(self.results))
 
+    def shown_results(self) -> list[CheckResult]:
+        """The results a report lists: the folded ones as one FAIL where the first of them
+        would be, its name saying how many (`Words.called_again`)."""
+        folded = sum(result.folded for result in self.results)
+        rows: list[CheckResult] = []
+        for result in self.results:
+            if not result.folded:
+                rows.append(result)
+            elif not any(row.folded for row in rows):
+                rows.append(CheckResult(words().called_again(folded), False, "", folded=True))
+        return rows
+
     def __repr__(self) -> str:
         rows = [self.summary(), *(f"  {note}" for note in self.notes)]
-        for result in self.results:
+        for result in self.shown_results():
             mark = PASS if result.passed else FAIL
-            rows.append(
-                f"  {mark} {result.name}" + ("" if result.passed else f" — {result.detail}")
-            )
+            said = "" if result.passed or not result.detail else f" — {result.detail}"
+            rows.append(f"  {mark} {result.name}{said}")
         return visible_text("\n".join(rows))
 
     def _repr_html_(self) -> str:
@@ -123,10 +139,76 @@ class CheckReport:
         items = "".join(
             f"<li style='color:{colours.tool if r.passed else colours.error}'>"
             f"{'✔' if r.passed else '✘'} {PASS if r.passed else FAIL} {visible_html(r.name)}"
-            f"{'' if r.passed else ' — ' + visible_html(r.detail)}</li>"
-            for r in self.results
+            f"{'' if r.passed or not r.detail else ' — ' + visible_html(r.detail)}</li>"
+            for r in self.shown_results()
         )
         return page(f"<p><b>{visible_html(self.summary())}</b></p>{notes}<ul>{items}</ul>")
+
+    def _ipython_display_(self) -> None:
+        # a check shows its report itself (`_reported`); the cell's value shows it only elsewhere
+        if getattr(self, "_shown_in_cell", None) != _cell_running():
+            _publish(self)
+
+
+# --- in a notebook, a check shows its report itself ------------------------------------------
+# Only a cell's last value is shown: two checks in one cell would show one report. So each
+# check displays its own, and the report it returns shows nothing more in that cell (it still
+# shows when asked for in another). Which cell runs: IPython's pre_run_cell events, counted
+# from the first check run in the kernel; outside IPython nothing is shown or hooked.
+
+
+class _Cells:
+    shell: object = None
+    count = 0
+
+    @classmethod
+    def next(cls, *_: object) -> None:
+        cls.count += 1
+
+
+def _ipython() -> Any:
+    ipython = sys.modules.get("IPython")  # never imported here: a script has no cells
+    return None if ipython is None else ipython.get_ipython()
+
+
+def _cell_running() -> int | None:
+    shell = _ipython()
+    if shell is None:
+        return None
+    if _Cells.shell is not shell:
+        shell.events.register("pre_run_cell", _Cells.next)
+        _Cells.shell = shell
+    return _Cells.count
+
+
+def _publish(report: CheckReport) -> None:
+    from IPython.display import display
+
+    bundle = {"text/plain": repr(report), "text/html": report._repr_html_()}
+    display(bundle, raw=True)  # type: ignore[no-untyped-call]
+
+
+_checking = 0  # checks running: only the outermost one shows its report
+
+
+def _reported(check: _Check) -> _Check:
+    """`check`, showing its report where it runs in a notebook cell."""
+
+    @functools.wraps(check)
+    def run(*args: Any, **kwargs: Any) -> CheckReport:
+        global _checking
+        _checking += 1
+        try:
+            report = check(*args, **kwargs)
+        finally:
+            _checking -= 1
+        cell = _cell_running()
+        if cell is not None and not _checking:
+            _publish(report)
+            object.__setattr__(report, "_shown_in_cell", cell)
+        return report
+
+    return cast(_Check, run)
 
 
 Outcome = tuple[str, Any]  # ("value", result) or ("error", "ExceptionType: message")
@@ -512,16 +594,22 @@ def _parse_why(
         return w.calls_every
     if got[0] != "value":
         return ""
-    value = got[1]
+    given, value = value, got[1]
     if _holds_dicts(value) and (expected[0] == "value" and expected[1] is not None):
         return w.message_as_dict
     if isinstance(value, ToolMessage) and type(value.is_error) is int:
         return w.is_error_int
+    if isinstance(value, (AssistantMessage, ToolMessage)) and not isinstance(value.content, str):
+        return w.content_in_one_branch  # checked for user (or none), not before the dispatch
     if _wrong_fields(value):
         return w.unchecked_field
+    raw = given.get("toolCalls") if isinstance(given, dict) else None
+    if isinstance(value, AssistantMessage) and isinstance(raw, (dict, str)):
+        return w.calls_not_array  # iterated as if it were a list
     return ""
 
 
+@_reported
 def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `parse_session_message(value)` against the package's, on parsed JSON.
 
@@ -552,19 +640,18 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
 
 
 def answer_hinted(report: CheckReport) -> CheckReport:
-    """`report`, each FAIL where the answer called the function it should write (its
-    `CalledTheAnswer`) followed by `Words.called_the_answer`."""
+    """`report`, its first FAIL where the answer called the function it should write (its
+    `CalledTheAnswer`) followed by `Words.called_the_answer`, the others like it folded into
+    one line."""
     said, results = f"{CalledTheAnswer.__name__}: ", list[CheckResult]()
     for r in report.results:
-        if not r.passed and said in r.detail:  # the whole hint once, then a short one
-            told = any(said in result.detail for result in results)
-            hint = words().called_it_again if told else words().called_the_answer
-            r = CheckResult(r.name, r.passed, f"{r.detail}：{hint}")
+        if not r.passed and said in r.detail:  # the whole hint once, the rest in one line
+            if any(said in result.detail for result in results):
+                r = CheckResult(r.name, r.passed, r.detail, folded=True)
+            else:
+                r = CheckResult(r.name, r.passed, f"{r.detail}：{words().called_the_answer}")
         results.append(r)
     return CheckReport(report.title, tuple(results), report.notes)
-
-
-_Check = TypeVar("_Check", bound=Callable[..., CheckReport])
 
 
 def _guarded(
@@ -592,11 +679,12 @@ def run_either(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool],
     expect: Callable[[Outcome], str],
-    why: Callable[[Outcome, Outcome], str] = lambda expected, got: "",
+    why: Callable[[Outcome, Outcome, Outcome], str] = lambda expected, got, chapter: "",
 ) -> CheckReport:
     """`run_cases` with two right answers: the package's (`ours`) and the chapter's literal
     one (`chapters`). Where the kit differs on purpose, agreeing with either passes, and a
-    FAIL names both, then what `why` says of the package's outcome and the reader's."""
+    FAIL names both, then what `why` says of the package's outcome, the reader's and the
+    chapter's."""
     results = []
     for name, args in cases:
         got = outcome_of(theirs, *args)
@@ -609,7 +697,7 @@ def run_either(
             if not same(expected, chapter):
                 should += "，或照本章" + expect(_differing(chapter, got)[0]).removeprefix("应当")
             detail = words().should_but(should, _but(shown_got))
-            reason = why(expected, got)
+            reason = why(expected, got, chapter)
             detail += f"：{reason}" if reason else ""
         results.append(CheckResult(name, passed, detail))
     return CheckReport(title, tuple(results))
@@ -640,6 +728,10 @@ def record_line_cases() -> list[tuple[str, Message]]:
         ("assistant，调用的 input 是 null", AssistantMessage("", (ToolCall("t", "now", None),))),
         ("tool 结果", ToolMessage("a", "a 的内容")),
         ("tool 错误：isError true", ToolMessage("b", "文件不存在", is_error=True)),
+        (  # what JavaScript writes otherwise than json.dumps (07a's table; 1e21: alike)
+            "工具输入里的小数：JSON.stringify 写 1 和 1e-7，json.dumps 写 1.0 和 1e-07，都算对",
+            AssistantMessage("", (ToolCall("d", "scale", {"factor": 1.0, "epsilon": 1e-7}),)),
+        ),
         (
             "工具输入里的 NaN：本包拒绝，本章写成 null",
             AssistantMessage("", (ToolCall("c", "calc", float("nan")),)),
@@ -651,6 +743,14 @@ def _same_or_both_refused(expected: Outcome, got: Outcome) -> bool:
     # Refusing is what matters, not the exception's wording (calling the answer is no refusal).
     called = CalledTheAnswer.__name__ in str(got[1])
     return (expected[0] == got[0] == "error" and not called) or expected == got
+
+
+def python_form(message: Message) -> str:
+    """The line `json.dumps` writes with JSON.stringify's settings: the same as the package's
+    but for numbers (`1.0`, `1e-07` where JavaScript writes `1`, `1e-7`)."""
+    return json.dumps(
+        to_record(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
 
 
 def _any_refusal(expected: Outcome) -> str:
@@ -674,6 +774,8 @@ def _other_key_order(ours: Any, theirs: Any) -> tuple[list[str], list[str]] | No
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NO_SPACE = str.maketrans("", "", " \t\r\n")
+_NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F]\w\w|[1-9a-fA-F]\w{3})")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
 def _line_differences(expected: Outcome, got: Outcome) -> str:
@@ -695,12 +797,16 @@ def _line_differences(expected: Outcome, got: Outcome) -> str:
         ours_value, their_value = json.loads(line), json.loads(theirs)
     except ValueError:
         return "；".join(notes)
-    if ours_value != their_value:  # dicts compare without their order
-        return "；".join([*notes, *_key_notes(ours_value, their_value)])
+    if ours_value != their_value:  # dicts compare without their order; 1.0 == 1
+        notes += _key_notes(ours_value, their_value)
     if _JSON_STRING.sub("", theirs) != _JSON_STRING.sub("", theirs).translate(_NO_SPACE):
         notes.append(w.line_spaces)
-    if theirs.count("\\u") > line.count("\\u"):
+    if len(_NON_ASCII_ESCAPE.findall(theirs)) > len(_NON_ASCII_ESCAPE.findall(line)):
         notes.append(w.line_ascii)
+    if ours_value != their_value:
+        return "；".join(notes)
+    if _NUMBER.findall(_JSON_STRING.sub("", theirs)) != _NUMBER.findall(_JSON_STRING.sub("", line)):
+        notes.append(w.line_floats)
     orders = _other_key_order(ours_value, their_value)
     if orders is not None:
         notes.append(w.only_key_order(*orders))
@@ -725,6 +831,7 @@ def _key_notes(ours: Any, theirs: Any) -> list[str]:
     return notes
 
 
+@_reported
 @_guarded(record_line, chapter_stringify, to_record, attributes=("line",))
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
@@ -732,17 +839,37 @@ def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     differs only in the order of its keys fails, and says so: the chapter elides the message
     literals, and the order is the package's inference (02 says so). A line that is the same
     JSON written another way says which way (`_line_differences`)."""
+    messages = [message for _, message in record_line_cases()]
     cases = [(name, (message,)) for name, message in record_line_cases()]
-    return run_either(
+    # numbers json.dumps writes otherwise (1.0 for 1): Python's, not the chapter's, so they
+    # pass, and a note says where the package writes them as JavaScript does
+    pythons = {line: python_form(m) for m in messages if (line := _line_or_none(m)) is not None}
+    pythons = {line: form for line, form in pythons.items() if form != line}
+    differing = [m for m in messages if _line_or_none(m) in pythons]
+
+    def same(expected: Outcome, got: Outcome) -> bool:
+        floats = expected[0] == got[0] == "value" and pythons.get(expected[1]) == got[1]
+        return floats or _same_or_both_refused(expected, got)
+
+    report = run_either(
         "record_line",
         fn,
         record_line,
         chapter_stringify,
         cases,
-        _same_or_both_refused,
+        same,
         _any_refusal,
-        _line_differences,
+        lambda expected, got, chapter: _line_differences(expected, got),
     )
+    floats = any(outcome_of(fn, m) == ("value", python_form(m)) for m in differing)
+    return CheckReport(report.title, report.results, (words().line_floats,) if floats else ())
+
+
+def _line_or_none(message: Message) -> str | None:
+    try:
+        return record_line(message)
+    except ValueError:  # NaN: the package refuses it
+        return None
 
 
 # --- 03 损坏记录的错误路径: the reader writes load_session -----------------------------------
@@ -812,6 +939,34 @@ def _load_expectation(expected: Outcome) -> str:
     return _should(expected)
 
 
+def _phrase_and_line(outcome: Outcome) -> tuple[str, int] | None:
+    """A raised error's chapter phrase and line number, when its message starts with them."""
+    if outcome[0] != "error":
+        return None
+    found = _FORMAT_ERROR.match(str(outcome[1]).partition(": ")[2])
+    if found is None:
+        return None
+    phrase, _, number = found.group(1).rpartition(" ")
+    return phrase, int(number)
+
+
+def _load_why(expected: Outcome, got: Outcome, chapter: Outcome) -> str:
+    """What a FAIL of `load_session` adds: a message not in the chapter's words; line 0, or a
+    line one less than the kit's or the chapter's (lines counted from 0); else `_lone_cr_why`."""
+    w = words()
+    wanted = [_phrase_and_line(expected), _phrase_and_line(chapter)]
+    if wanted[0] is not None and got[0] == "error" and _phrase_and_line(got) is None:
+        message = str(got[1]).partition(": ")[2]
+        if not message.startswith((INVALID_JSON, INVALID_RECORD)):
+            return w.chapter_phrase
+    said = _phrase_and_line(got)
+    if said is not None and said[1] == 0:
+        return w.line_zero
+    if said is not None and any(want == (said[0], said[1] + 1) for want in wanted):
+        return w.line_numbers_from_one
+    return _lone_cr_why(expected, got)
+
+
 def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
     """The note for a lone `\r` read as a line break (`read_text`, `splitlines`): two messages
     where line 1 is not JSON; for a U+2028 read as one (`splitlines`): line 1 not JSON where
@@ -825,6 +980,7 @@ def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
     return words().split_at_u2028 if held and split_at_u2028 else ""
 
 
+@_reported
 @_guarded(load_session, chapter_load_session, parse_session_lines, parse_session_bytes)
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `load_session(path)`: files written here, compared with the package's and
@@ -851,9 +1007,12 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             cases,
             _same_load,
             _load_expectation,
-            _lone_cr_why,
+            _load_why,
         )
         numbering = _one_numbering(fn, [args for name, args in cases if name in _BLANK_THEN_BAD])
+        # the line of spaces read back as no message: it was skipped as a blank line
+        (spaces,) = [args for name, args in cases if name == _SPACES]
+        skipped_spaces = outcome_of(fn, *spaces)[0] == "value"
     # the folder as printed and inside a repr (where Windows' backslashes are doubled)
     hidden = [str(root) + os.sep, str(root)]
     hidden = [*(repr(text)[1:-1] for text in hidden), *hidden]
@@ -862,7 +1021,7 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         detail = result.detail
         for text in hidden:
             detail = detail.replace(text, "")
-        if not result.passed and result.name == _SPACES:
+        if not result.passed and result.name == _SPACES and skipped_spaces:
             detail += f"：{words().spaces_not_blank}"
         results.append(CheckResult(result.name, result.passed, detail))
     return CheckReport(report.title, (*results, numbering))
@@ -1111,6 +1270,7 @@ def _message_expectation(expected: Outcome) -> str:
     return _should(expected)
 
 
+@_reported
 @_guarded(_context_units)
 def check_context_units(
     function: Callable[[Sequence[Message]], Any], *, linear: bool = False
@@ -1264,6 +1424,7 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
     ]
 
 
+@_reported
 @_guarded(_estimate_context_chars, attributes=("record_chars", "line"))
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
@@ -1323,6 +1484,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
     return CheckReport(w.estimate_title, tuple(_with_form_notes(results, forms)), tuple(notes))
 
 
+@_reported
 @_guarded(_trim_context)
 def check_trim_context(
     function: Callable[[Sequence[Message], int], Any], *, linear: bool = False
@@ -1410,6 +1572,7 @@ def smallest_budget_keeping_question() -> int:
     return _estimate_context_chars(watched_first_run(None)[2].disk)
 
 
+@_reported
 def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckReport:
     """Run 06's first run (three requests) with the reader's `context_max_chars`: does request
     3 still hold the user's question? With `smallest`, also: would no smaller budget do?
@@ -1498,6 +1661,7 @@ RECORD_CHAPTER_ORDER_NOTE = (
 )
 
 
+@_reported
 def check_record(record: Record) -> CheckReport:
     """Replay every `record()` call of 06's runs through the reader's `record(messages,
     session_path, message)`, as `run_agent`'s loop makes them, and compare memory and disk

@@ -157,7 +157,22 @@ class Words(ListingWords):
         "你的函数调用了练习要你自己写的那个函数（本包的，名字见上）："
         "练习要你自己把它写出来，检查时这个调用会直接报错"
     )
-    called_it_again: str = "同上：又调用了练习要你写的那个函数"
+
+    def called_again(self, count: int) -> str:
+        """The one line for the other `count` cases that called the answer too."""
+        return f"另外 {count} 个用例同上：也都调用了练习要你写的那个函数，不再逐条列出"
+
+    calls_not_array: str = (
+        'toolCalls 不是数组，你的函数却造出了一条 assistant：空对象 {} 和空字符串 "" 在 Python 里'
+        "也能拿来 for 循环（一次也不走），于是成了“没有调用”。本章的 calls() 是 "
+        "Array.isArray(value) && value.every(...)：先确认是数组，再查每一项；Python 里先写 "
+        "isinstance(value, list)，能迭代不等于是数组"
+    )
+    content_in_one_branch: str = (
+        "content 不是字符串，这条消息却过了关：content 是三个分支的公共前提（对象、role 是 string、"
+        "content 是 string），本章的判别顺序是先查公共前提、再按 role 分派；把它挪进某个分支（比如只在 "
+        "user 分支里查），别的分支就不再查它（01 的“最容易走错的第一处”）"
+    )
     message_as_dict: str = (
         '返回的是 dict：本章的对象字面量 { role: "user", content } 在本包里是一个消息对象——'
         "UserMessage(content)、AssistantMessage(content, tool_calls)、"
@@ -188,6 +203,19 @@ class Words(ListingWords):
         '只有空格的一行不是空行：本章的 filter(Boolean) 只去掉空字符串 ""，一串空格不是空字符串，'
         "是真值，留了下来；JSON.parse 读一串空格会抛错（只有空白不是 JSON 文本，json.loads 也一样），"
         "所以它是一行坏行：要报错，不能跳过（判断空行别先 strip()）"
+    )
+    line_numbers_from_one: str = (
+        "行号比应当的少 1：行从 1 数起，和编辑器左边显示的一样；"
+        "enumerate 默认从 0 数，写 enumerate(..., start=1)"
+    )
+    line_zero: str = (
+        "没有第 0 行：行从 1 数起，和编辑器左边显示的一样，文件的第一行是第 1 行；"
+        "enumerate 默认从 0 数，写 enumerate(..., start=1)"
+    )
+    chapter_phrase: str = (
+        "错误消息要以本章的英文原话开头，一字不差：不是 JSON 的行是 invalid session JSON at line N，"
+        "判别不通过的行是 invalid session record at line N（N 是行号）。后面可以再加细节，"
+        "本包就在冒号后面补了一句英文；读者看到的中文释义是笔记本另加的，不在错误消息里"
     )
     split_at_u2028: str = (
         "这一行被切成了两半：splitlines() 不只在 \\n 处断行，也在 U+2028 这类“行分隔符”处断行，而 JSON "
@@ -346,6 +374,13 @@ class Words(ListingWords):
     line_ascii: str = (
         "中文或 emoji 被写成了 \\uXXXX：json.dumps 默认 ensure_ascii=True，JSON.stringify 原样写出；"
         "写 ensure_ascii=False"
+    )
+
+    line_floats: str = (
+        "工具输入里的小数，你照 json.dumps 写成了 1.0 和 1e-07，JSON.stringify 写的是 1 和 1e-7："
+        "JavaScript 的数不分整数和小数，1.0 就是 1。这是 Python 和 JavaScript 写数字的差别，本章的 "
+        "TypeScript 碰不到它，这一处不计较；本包怎样逐字节照 JSON.stringify 写数字，"
+        "见附录 07a_beyond_the_chapter.ipynb#json-stringify"
     )
 
     def only_key_order(self, theirs: Sequence[str], ours: Sequence[str]) -> str:

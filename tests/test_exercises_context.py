@@ -884,9 +884,10 @@ def test_an_answer_that_calls_the_function_it_should_write_fails_and_is_told_so(
     # every case fails, but where any refusal will do (02's NaN) or nothing is compared
     # (03's one numbering for both errors)
     assert len(failed(report)) >= len(report.results) - 1
-    told = [result.detail for result in report.results if "CalledTheAnswer" in result.detail]
-    assert words().called_the_answer in told[0]
-    assert all(words().called_it_again in detail for detail in told[1:])
+    told = [result for result in report.results if "CalledTheAnswer" in result.detail]
+    assert words().called_the_answer in told[0].detail and not told[0].folded
+    assert all(result.folded for result in told[1:])  # shown as one line
+    assert repr(report).count(words().called_again(len(told) - 1)) == 1
     assert sum("CalledTheAnswer" in result.detail for result in report.results) >= 3
 
 

@@ -25,7 +25,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +79,49 @@ def _stored(cell: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def _run(source: str, namespace: dict[str, Any]) -> list[tuple[str, str]]:
-    """Run one cell as a kernel does: every statement, the last expression's value shown."""
+@contextlib.contextmanager
+def _shell() -> Iterator[Any]:
+    """An IPython shell for the run (the checks display their own reports in one), or None
+    where IPython is not installed."""
+    try:
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+    except ImportError:
+        yield None
+        return
+    config = Config()
+    config.HistoryAccessor.enabled = False
+    shell = InteractiveShell.instance(config=config)
+    try:
+        yield shell
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def _run(source: str, namespace: dict[str, Any], shell: Any = None) -> list[tuple[str, str]]:
+    """Run one cell as a kernel does: every statement, what it displays (in `shell`), the
+    last expression's value shown."""
+    if shell is None:
+        return _run_plain(source, namespace)
+    from IPython.utils.capture import capture_output
+
+    shell.events.trigger("pre_run_cell", None)
+    with capture_output(stdout=False, stderr=False) as shown:
+        found = _run_plain(source, namespace, displayed=True)
+    outputs = [
+        (mime, output.data[mime])
+        for output in shown.outputs
+        for mime in ("text/plain", "text/html")
+        if mime in output.data
+    ]
+    stdout = [item for item in found if item[0] == "stdout"]
+    return [*stdout, *outputs, *(item for item in found if item[0] != "stdout")]
+
+
+def _run_plain(
+    source: str, namespace: dict[str, Any], displayed: bool = False
+) -> list[tuple[str, str]]:
+    """`_run` without a shell; `displayed`: a value with `_ipython_display_` displays itself."""
     tree = ast.parse(source)
     last = tree.body[-1] if tree.body else None
     if isinstance(last, ast.Expr):
@@ -88,7 +129,7 @@ def _run(source: str, namespace: dict[str, Any]) -> list[tuple[str, str]]:
     else:
         last = None
     out = io.StringIO()
-    value = None
+    value: Any = None
     error = None
     with contextlib.redirect_stdout(out):
         try:
@@ -101,7 +142,9 @@ def _run(source: str, namespace: dict[str, Any]) -> list[tuple[str, str]]:
     found = [("stdout", out.getvalue())] if out.getvalue() else []
     if error is not None:
         return [*found, ("error", error)]
-    if value is not None:
+    if displayed and hasattr(value, "_ipython_display_"):
+        value._ipython_display_()
+    elif value is not None:
         found.append(("text/plain", repr(value)))
         html = getattr(value, "_repr_html_", None)
         if html is not None:
@@ -115,20 +158,32 @@ def notebook_differences(name: str) -> list[str]:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     pairs = sanitizers()
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    found: list[str] = []
     here = Path.cwd()
     os.chdir(path.parent)  # the kernel's folder, as nbval and regeneration run it
     try:
-        for cell in cells:
-            if cell["cell_type"] != "code":
-                continue
-            source = "".join(cell["source"])
-            now = [(kind, _clean(text, pairs)) for kind, text in _run(source, namespace)]
-            stored = [(kind, _clean(text, pairs)) for kind, text in _stored(cell)]
-            if now != stored:
-                found.append(_first_difference(source, stored, now))
+        with _shell() as shell:
+            found = _differences(cells, namespace, pairs, shell)
     finally:
         os.chdir(here)
+    return found
+
+
+def _differences(
+    cells: list[dict[str, Any]],
+    namespace: dict[str, Any],
+    pairs: list[tuple[re.Pattern[str], str]],
+    shell: Any,
+) -> list[str]:
+    """Each code cell run in turn: where its outputs now differ from those stored."""
+    found: list[str] = []
+    for cell in cells:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        now = [(kind, _clean(text, pairs)) for kind, text in _run(source, namespace, shell)]
+        stored = [(kind, _clean(text, pairs)) for kind, text in _stored(cell)]
+        if now != stored:
+            found.append(_first_difference(source, stored, now))
     return found
 
 
