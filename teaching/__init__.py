@@ -20,5 +20,12 @@
   class's projector switch is the browser's zoom) and `visible_html`;
 - `route`: 95's class route, its stops read from 95's own headings (its table, the
   classroom test's walk);
-- `saving`: the hook `kit.py lab` saves notebooks through (widget pictures, not dead views).
+- `saving`: the hook `kit.py lab` saves notebooks through (widget pictures, not dead views);
+- `tracebacks`: the 释义 under an error raised in a reader's own cell, registered below.
 """
+
+from .tracebacks import install_in_ipython
+
+# Inside IPython (every notebook imports `teaching`), an error in any cell that the kit can explain
+# gets its 释义 under the traceback; outside IPython nothing happens.
+install_in_ipython()

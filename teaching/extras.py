@@ -32,13 +32,31 @@ def missing(imports: dict[str, str]) -> list[str]:
     return [name for name, module in imports.items() if not _importable(module)]
 
 
+# what `require_bench` found missing in this kernel: 08's later cells then fail on names its
+# first cell never defined, and `gloss_after_missing` says why
+_said_missing: list[str] = []
+
+
 def require_bench() -> None:
     """Nothing when 08's packages are here; else a ModuleNotFoundError in Chinese that names
     them and the command that installs them."""
     absent = missing(BENCH_IMPORTS)
+    _said_missing[:] = absent
     if absent:
         raise ModuleNotFoundError(
             f"这本笔记本（08，本章之外）要用 {'、'.join(absent)}，当前环境里没有。"
             f"关掉 JupyterLab，在仓库根目录运行 {BENCH_COMMAND}（它把这些包装进 .venv），"
             "再打开这本笔记本。"
         )
+
+
+def gloss_after_missing(error: BaseException) -> str | None:
+    """The 释义 of a NameError after `require_bench` said what is missing (08's later cells use
+    what its first cell would have imported and defined); `None` otherwise."""
+    if not isinstance(error, NameError) or not _said_missing:
+        return None
+    return (
+        f"第一个单元格已经说明：当前环境里没有 {'、'.join(_said_missing)}，它在导入这些包之前就停下了，"
+        f"所以后面单元格用到的名字都没有定义。照第一个单元格说的做：关掉 JupyterLab，"
+        f"在仓库根目录运行 {BENCH_COMMAND}，再打开这本笔记本，从第一个单元格运行起"
+    )

@@ -22,6 +22,7 @@ list indices must be integers or slices, not str => 用字符串给数组取下�
 (\w+)\.(\w+) must be a bool, not (\w+) => 构造 \1 时，\2 必须是布尔值，这里是 \3；本包的消息构造函数会检查类型（本章的对象字面量不查：在 TypeScript 里这会悄悄返回一条坏消息）
 AssistantMessage\.tool_calls must be a sequence of ToolCall, not (\w+) => 构造 AssistantMessage 时，tool_calls 必须是 ToolCall 的序列，这里是 \1
 AssistantMessage\.tool_calls\[(\d+)\] must be a ToolCall, not (\w+).* => 构造 AssistantMessage 时，tool_calls 的第 \1 项（从 0 数起）必须是 ToolCall，这里是 \2
+(?:\w+: )?path should be string, bytes.*, not (\w+) => 文件路径必须是字符串或 pathlib.Path，这里是 \1
 read needs \{path: string\} => read 工具的输入必须是带字符串 path 的对象
 no such file: (.*) => 没有文件 \1
 max_chars must be positive, got (-?\d+) => 预算必须是正数，这里是 \1

@@ -493,6 +493,10 @@ class Words(ListingWords):
     memory: str = "内存"
     disk: str = "磁盘上"
 
+    # --- a traceback in a reader's cell (tracebacks) ----------------------------------------
+    def kit_frames_hidden(self, count: int) -> str:
+        return f"……（本包内部的 {count} 层调用没有显示；要看完整的回溯，运行 %tb）"
+
     # --- the projector switch (style.set_display) ----------------------------------------------
     def display(self, scale: float, high_contrast: bool) -> str:
         size = (

@@ -505,6 +505,11 @@ def test_the_site_kernel_starts_from_bytecode_and_keeps_sources_and_completion(
     assert "loads" in report["completes_module"] and "upper" in report["completes_builtin"]
     assert report["completes_inferred"] == ["append"]
     assert report["jedi_stubs"] == ["typeshed"]  # the standard library's stubs, nothing else
+    cells = report["cells"]  # an error in a reader's cell, in the browser kernel's IPython
+    assert cells["import"] is None  # no error
+    assert cells["budget"]["evalue"] == "context budget cannot be empty"
+    assert cells["budget"]["traceback"][-1] == "  释义：裁剪后一个单元也没有，上下文不能为空"
+    assert not any("释义" in line for line in cells["division"]["traceback"])
 
 
 def test_kernels_restored_from_the_one_snapshot_still_draw_their_own_random_numbers(

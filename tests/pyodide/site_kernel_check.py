@@ -49,8 +49,23 @@ try:
 except mini_agent.context.ContextBudgetError:
     shown = traceback.format_exc()
 
+# An error in a reader's cell, run by the browser kernel's own IPython shell (what its `run`
+# records and sends): the kit's 释义 under the traceback (teaching.tracebacks, registered by
+# `import teaching`); other errors unchanged.
+shell = importlib.import_module("pyodide_kernel").ipython_shell
+cells = {}
+for name, code in {
+    "import": "import teaching",
+    "budget": "from mini_agent import trim_context\ntrim_context([], 0)",
+    "division": "1 / 0",
+}.items():
+    shell._last_traceback = None
+    shell.run_cell(code)
+    cells[name] = shell._last_traceback
+
 json.dumps(
     {
+        "cells": cells,
         "loaded": len(loaded),
         "without_bytecode": sorted(name for name, file in loaded.items() if pyc_flags(file) != 1),
         "changed_source_ran": changed_source_ran,
