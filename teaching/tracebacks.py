@@ -10,6 +10,7 @@ own display, untouched. Nothing in `mini_agent` knows of this.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -28,9 +29,15 @@ from .text import words
 
 # where a frame's file lies: the kit's two packages, or the libraries below the reader's code
 KIT_FOLDERS = tuple(str(Path(module).parent) for module in (mini_agent.__file__, __file__))
-LIBRARY_FOLDERS = tuple(
-    {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
-)
+
+
+@functools.cache
+def library_folders() -> tuple[str, ...]:
+    """The standard library's and site-packages' folders: asked on the first traceback, not on
+    import (sysconfig reads its platform data then)."""
+    return tuple(
+        {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    )
 
 
 def explain(error: BaseException) -> str | None:
@@ -54,7 +61,7 @@ def _whose(entry: TracebackType) -> str:
     file = entry.tb_frame.f_code.co_filename
     if _inside(file, KIT_FOLDERS):
         return "kit"
-    if file.startswith("<frozen") or _inside(file, LIBRARY_FOLDERS):
+    if file.startswith("<frozen") or _inside(file, library_folders()):
         return "library"
     return "reader"  # a cell, or a module of the reader's own
 

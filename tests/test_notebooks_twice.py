@@ -12,6 +12,8 @@ import pytest
 
 from .test_notebooks import ROOT, RUN_TWICE, notebooks_named, sanitize_pairs, tags
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # a kernel's traceback is coloured
+
 
 def comparable(outputs: list[Any]) -> list[tuple[str, str]]:
     """What a second run must show again: streams (joined), text and HTML results, errors;
@@ -330,3 +332,23 @@ def test_a_later_cell_runs_right_after_the_import_cell(
 ) -> None:
     kernel_imports_this_checkout(monkeypatch)
     assert run_each_cell_first(path) == []
+
+
+# --- a reader's own error in a real kernel (teaching/tracebacks.py) -------------------------
+
+
+def test_a_kernel_sends_the_gloss_with_the_error_and_keeps_its_name_and_value() -> None:
+    """What JupyterLab and nbval receive from ipykernel: the traceback carries the 释义;
+    `ename` and `evalue` (what nbval compares) are the error's own."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    cells = ["import teaching", "from mini_agent import trim_context\ntrim_context([], 0)", "1 / 0"]
+    notebook: Any = nbformat.v4.new_notebook(  # type: ignore[no-untyped-call]
+        cells=[nbformat.v4.new_code_cell(c) for c in cells]  # type: ignore[no-untyped-call]
+    )
+    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    budget, division = (cell.outputs[-1] for cell in notebook.cells[1:])
+    assert (budget.ename, budget.evalue) == ("ContextBudgetError", "context budget cannot be empty")
+    assert _ANSI.sub("", budget.traceback[-1]) == "  释义：裁剪后一个单元也没有，上下文不能为空"
+    assert division.ename == "ZeroDivisionError" and "释义" not in "".join(division.traceback)

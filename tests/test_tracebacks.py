@@ -195,22 +195,7 @@ def test_importing_teaching_outside_ipython_registers_nothing_and_imports_no_ipy
         "import sys, teaching.tracebacks as t\n"
         "print(t.install_in_ipython(), 'IPython' in sys.modules)"
     )
-    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert run.stdout.split() == ["False", "False"]
-
-
-def test_a_kernel_sends_the_gloss_with_the_error_and_keeps_its_name_and_value() -> None:
-    """What JupyterLab and nbval receive from ipykernel: the traceback carries the 释义;
-    `ename` and `evalue` (what nbval compares) are the error's own."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    cells = ["import teaching", "from mini_agent import trim_context\ntrim_context([], 0)", "1 / 0"]
-    notebook: Any = nbformat.v4.new_notebook(  # type: ignore[no-untyped-call]
-        cells=[nbformat.v4.new_code_cell(c) for c in cells]  # type: ignore[no-untyped-call]
+    run = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, encoding="utf-8", check=True
     )
-    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True).execute()
-    budget, division = (cell.outputs[-1] for cell in notebook.cells[1:])
-    assert (budget.ename, budget.evalue) == ("ContextBudgetError", "context budget cannot be empty")
-    assert ANSI.sub("", budget.traceback[-1]) == "  释义：裁剪后一个单元也没有，上下文不能为空"
-    assert division.ename == "ZeroDivisionError" and "释义" not in "".join(division.traceback)
+    assert run.stdout.split() == ["False", "False"]
