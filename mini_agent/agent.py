@@ -31,12 +31,12 @@ INTERRUPTED = "interrupted: no result was recorded"
 
 
 class AgentTurnLimitError(RuntimeError):
-    """The model kept calling tools past the turn bound."""
+    """过了轮数上限，模型还在调用工具。"""
 
 
 @dataclass(frozen=True)
 class AgentResult:
-    """The final assistant message and every message in memory (loaded ones included)."""
+    """最终的 assistant 消息，和内存里的每一条消息（加载来的也在内）。"""
 
     final: AssistantMessage
     messages: tuple[Message, ...]

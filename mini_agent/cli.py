@@ -259,7 +259,7 @@ def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | No
             detail = f"{visible(str(err.filename))}: {visible(err.strerror)}"
         lines = [text.os_error(parser.prog, lead, detail), *text.gloss_lines(err)]
         named = getattr(args, "file", None)
-        if isinstance(err, FileNotFoundError) and named is not None and err.filename == named:
+        if isinstance(err, FileNotFoundError) and named and err.filename == named:
             lines.append(text.MISSING_FILE)  # where load_session itself would return []
         said = "\n".join(lines)
     say(said, sys.stderr)

@@ -18,14 +18,14 @@ CANNOT_SERIALIZE = "cannot be serialized to JSON"  # 跟在 `message {index}` �
 
 
 class ContextBudgetError(ValueError):
-    """The budget cannot hold a consistent, non-empty context; `needed`, when known, is the
-    size of the newest unit (the smallest budget that would hold it)."""
+    """预算装不下一个一致、不空的上下文；`needed`（知道时）是最新那个单元的大小，
+    也就是能装下它的最小预算。"""
 
     def __init__(self, message: str, needed: int | None = None) -> None:
         super().__init__(message)
         self.needed = needed
 
-    def __reduce__(self) -> tuple[object, ...]:  # pickles carry `needed` too
+    def __reduce__(self) -> tuple[object, ...]:  # pickle 时也带上 needed
         return (type(self), (str(self), self.needed))
 
 
@@ -82,6 +82,8 @@ def units_newest_first(messages: Sequence[Message]) -> Iterator[list[Message]]:
 def trim_context(messages: Sequence[Message], max_chars: int) -> list[Message]:
     if isinstance(max_chars, bool) or not isinstance(max_chars, int):
         raise TypeError(f"max_chars must be an int, not {type(max_chars).__name__}")
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):  # str 会被逐字切开
+        raise TypeError(f"messages must be a list of messages, not {type(messages).__name__}")
     kept: list[list[Message]] = []  # 装下的单元，从新到旧
     used, start = 0, len(messages)  # used 就是 estimate_context_chars(kept)，累加着算
     for unit in units_newest_first(messages):  # 从最新的单元往前装

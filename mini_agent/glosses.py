@@ -70,6 +70,7 @@ owned by uid (\d+), not by you \(uid (\d+)\).* => 文件属于 uid \1，不是�
 mode (\d+) lets others write it.* => 权限 \1 允许别人写它，里面的内容可能是别人写的：拒绝追加；如果你信任它的内容，先 `chmod 600` 它
 """),
 )
+EMPTY_PATH = "路径是空字符串：没有给出文件名"
 # `repair`'s refusals: what is damaged, then what repair cuts and how to keep what is readable
 REPAIR_REASONS = table(r"""
 line (\d+) is damaged, not only the torn last line (\d+) => 第 \1 行坏了，坏的不只是写到一半的最后一行（第 \2 行）
@@ -157,6 +158,8 @@ def gloss_text(text: str, whole: Table = WHOLE) -> str | None:
 
 def gloss(error: BaseException, whole: Table = WHOLE) -> str | None:
     """The Chinese gloss of `error`'s message (an OSError's: of its strerror)."""
+    if isinstance(error, OSError) and error.filename == "":  # open("")：不是“文件不存在”
+        return EMPTY_PATH
     if isinstance(error, OSError) and error.strerror:
         return os_strerror(error.strerror, whole)
     return gloss_text(str(error), whole)

@@ -123,8 +123,7 @@ def append_session(path: PathLike, message: Message, *, fsync: bool = False) -> 
 Role = Literal["user", "assistant", "tool"]
 _CALL_KEYS = ("id", "name", "input")
 
-
-_set = object.__setattr__  # how a frozen dataclass sets its fields: here by hand, checked first
+_set = object.__setattr__  # 冻结的 dataclass 就是这样给字段赋值的：这里手动赋值，先查类型
 
 
 def _refuse_non_str(kind: str, **fields: object) -> None:
@@ -135,13 +134,13 @@ def _refuse_non_str(kind: str, **fields: object) -> None:
 
 @dataclass(frozen=True, init=False)
 class ToolCall:
-    """One tool call; `input` is any JSON value. `extra` and `keys` keep other keys and the order
-    written (as the chapter keeps `item.toolCalls` whole); equality ignores that order."""
+    """一次工具调用；`input` 是任意 JSON 值。`extra` 和 `keys` 留下其余的键和写下时的顺序
+    （本章原样留下 `item.toolCalls`）；比较是否相等时不看这个顺序。"""
 
     id: str
     name: str
     input: JSON
-    extra: tuple[tuple[str, JSON], ...] = field(default=(), repr=False)  # shown when there is some
+    extra: tuple[tuple[str, JSON], ...] = field(default=(), repr=False)  # 有才显示
     keys: tuple[str, ...] = field(default=(), repr=False)
 
     def __init__(
@@ -158,7 +157,7 @@ class ToolCall:
         _set(self, "name", name)
         _set(self, "input", input)
         if not (extra or keys):
-            return  # the common case, at once: `extra` and `keys` keep their defaults
+            return  # 常见情形，马上返回：`extra` 和 `keys` 保持默认值
         extra_keys = [pair[0] for pair in extra]
         if len(set(extra_keys)) != len(extra_keys) or set(extra_keys) & set(_CALL_KEYS):
             raise ValueError(
@@ -171,28 +170,24 @@ class ToolCall:
 
     @classmethod
     def from_record(cls, item: dict[str, JSON]) -> ToolCall:
-        """The call as written: `item` has str `id` and `name` and an `input` key (see `calls`)."""
-        if tuple(item) == _CALL_KEYS:  # id, name and input alone, in order: the common case
+        """照写下的样子还原调用：`item` 有字符串 `id`、`name` 和 `input` 键（见 `calls`）。"""
+        if tuple(item) == _CALL_KEYS:  # 只有 id、name、input，按这个顺序：常见情形
             return cls(item["id"], item["name"], item["input"])  # type: ignore[arg-type]
-        keys = tuple(sorted(item, key=js_key_rank))  # in the order JavaScript holds them
+        keys = tuple(sorted(item, key=js_key_rank))  # 按 JavaScript 里键的顺序
         extra = tuple((key, item[key]) for key in keys if key not in _CALL_KEYS)
         default = keys == (*_CALL_KEYS, *(key for key, _ in extra))
         return cls(item["id"], item["name"], item["input"], extra, () if default else keys)  # type: ignore[arg-type]
 
     def __eq__(self, other: object) -> bool:
-        """As JSON objects compare: the order of the keys (`extra`'s, `keys`) plays no part."""
+        """像 JSON 对象那样比较：键的顺序（`extra` 里的、`keys`）不算数。"""
         if not isinstance(other, ToolCall):
             return NotImplemented
-        return (self.id, self.name, self.input, dict(self.extra)) == (
-            other.id,
-            other.name,
-            other.input,
-            dict(other.extra),
-        )
+        same = (self.id, self.name, self.input) == (other.id, other.name, other.input)
+        return same and dict(self.extra) == dict(other.extra)
 
     def __hash__(self) -> int:
-        """Of id and name only: equal calls hash alike, and no input (any JSON, of any size
-        and depth, dicts included) is walked; calls are told apart by their ids."""
+        """只取 id 和 name：相等的调用哈希相同，也不遍历 input（任意大小、任意深度的 JSON，
+        dict 也在内）；调用靠 id 区分。"""
         return hash((self.id, self.name))
 
     def __repr__(self) -> str:
@@ -200,7 +195,7 @@ class ToolCall:
         return f"ToolCall(id={self.id!r}, name={self.name!r}, input={self.input!r}{extra})"
 
     def to_record(self) -> dict[str, JSON]:
-        """The call's object on disk: id, name, input and extra, in the order written."""
+        """调用在磁盘上的对象：id、name、input 和 extra，按写下时的顺序。"""
         fields: dict[str, JSON] = {"id": self.id, "name": self.name, "input": self.input}
         fields.update(self.extra)
         return {key: fields[key] for key in self.keys} if self.keys else fields
@@ -212,13 +207,13 @@ class _MessageBase:
 
     @property
     def line(self) -> str:
-        """`JSON.stringify(message)`: the line in a session file, made afresh each time."""
+        """`JSON.stringify(message)`：会话文件里的那一行，每次现算。"""
         return stringify(to_record(self))  # type: ignore[arg-type]
 
     @property
     def record_chars(self) -> int:
-        """`JSON.stringify(message).length + 1`: the line in UTF-16 units, as JavaScript
-        counts it (an emoji is 2), and the newline."""
+        """`JSON.stringify(message).length + 1`：这一行的 UTF-16 码元数（和 JavaScript
+        一样，emoji 算 2），再加换行。"""
         return js_length(self.line) + 1
 
 
@@ -261,8 +256,8 @@ class AssistantMessage(_MessageBase):
 
 @dataclass(frozen=True, init=False)
 class ToolMessage(_MessageBase):
-    """A tool's result. Two str fields: name them, `ToolMessage(tool_call_id=…, content=…,
-    is_error=…)`, so a swap shows in the code; `is_error` must be a real bool."""
+    """工具的结果。有两个 str 字段：写上名字，`ToolMessage(tool_call_id=…, content=…,
+    is_error=…)`，写反了在代码里看得出来；`is_error` 必须是真正的 bool。"""
 
     tool_call_id: str
     content: str
@@ -283,7 +278,7 @@ Message: TypeAlias = UserMessage | AssistantMessage | ToolMessage
 
 
 def to_record(message: Message) -> dict[str, JSON]:
-    """The object written to disk: the chapter's keys, in the order role, content, own fields."""
+    """写到磁盘上的对象：本章的键，顺序是 role、content、各自的字段。"""
     if isinstance(message, UserMessage):
         return {"role": "user", "content": message.content}
     if isinstance(message, AssistantMessage):
@@ -300,7 +295,7 @@ def to_record(message: Message) -> dict[str, JSON]:
 
 
 def record_line(message: Message) -> str:
-    """The message's line in a session file, without the newline."""
+    """消息在会话文件里的那一行，不带换行。"""
     return message.line
 
 

@@ -23,6 +23,9 @@ from .style import page, visible_html
 from .views import Table
 
 CASES = "tests/test_chapter_cases.py"
+# the checkout `teaching` is installed from (editable, by `python kit.py lab`): its tests are
+# found there wherever the notebook was copied; a wheel has no tests/ beside it
+INSTALLED_FROM = Path(__file__).resolve().parents[1]
 # --noconftest: tests/conftest.py sets up the kit's own test tools (hypothesis, a loopback
 # model server), which the reader's environment (`python kit.py lab`) does not install and
 # the chapter's cases do not use.
@@ -128,10 +131,14 @@ class Acceptance:
 
 
 def run_acceptance(start: Path | None = None) -> Acceptance:
-    """Run the chapter's cases with this Python's pytest, from the checkout above `start`."""
+    """Run the chapter's cases with this Python's pytest, from the checkout above `start`
+    (by default the one `teaching` is installed from, not the notebook's folder)."""
     if sys.platform == "emscripten":
         return Acceptance(IN_THE_BROWSER)
-    root = find_checkout(Path.cwd() if start is None else start)
+    if start is None:
+        root = INSTALLED_FROM if (INSTALLED_FROM / CASES).is_file() else None
+    else:
+        root = find_checkout(start)
     if root is None:
         return Acceptance(NO_CHECKOUT)
     if importlib.util.find_spec("pytest") is None:

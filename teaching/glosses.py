@@ -23,6 +23,8 @@ list indices must be integers or slices, not str => 用字符串给数组取下�
 AssistantMessage\.tool_calls must be a sequence of ToolCall, not (\w+) => 构造 AssistantMessage 时，tool_calls 必须是 ToolCall 的序列，这里是 \1
 AssistantMessage\.tool_calls\[(\d+)\] must be a ToolCall, not (\w+).* => 构造 AssistantMessage 时，tool_calls 的第 \1 项（从 0 数起）必须是 ToolCall，这里是 \2
 (?:\w+: )?path should be string, bytes.*, not (\w+) => 文件路径必须是字符串或 pathlib.Path，这里是 \1
+not a session message: (\w+) => append_session 要的是消息对象 UserMessage / AssistantMessage / ToolMessage，不是 \1；本章的对象字面量在本包里是这几个类
+messages must be a list of messages, not (\w+) => messages 应当是消息的列表，这里是 \1
 read needs \{path: string\} => read 工具的输入必须是带字符串 path 的对象
 no such file: (.*) => 没有文件 \1
 max_chars must be positive, got (-?\d+) => 预算必须是正数，这里是 \1
@@ -41,6 +43,13 @@ integer .* is beyond ±2\^53 and not a double.* => 整数超出 ±2^53：JavaScr
 BY_TYPE: dict[str, glosses.Table] = {
     "KeyError": ((r"'(.*)'", r"字典里没有键 '\1'：取值之前没有先确认这个键在不在"),),
 }
+# `session_path=""`: the chapter's `if (options.sessionPath)` would have kept no session at all
+EMPTY_PATH = (
+    f'{glosses.EMPTY_PATH}。本章的 TypeScript 写 if (options.sessionPath)，会把 "" 当成没有会话；'
+    "本包把任何 str 都当成路径：不要会话就传 None（或者不传 session_path）"
+)
+# a name a cell above defines (or imports), asked for before that cell ran in this kernel
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
 # an OSError as `str()` writes it (`[Errno 21] Is a directory: 'a-directory'`): its strerror
 _OS_ERROR = re.compile(r"\[Errno -?\d+\] (.*?)(?:: '[^']*')?", re.S)
 # a streamed tool call whose pieces of `arguments` do not join into JSON (live client)
@@ -70,11 +79,25 @@ def gloss_shown(text: str) -> str | None:
 
 def gloss(error: BaseException) -> str | None:
     """The Chinese gloss of `error` (a `json` decoding error: of its message and column)."""
+    if isinstance(error, OSError) and error.filename == "":
+        return EMPTY_PATH
     if isinstance(error, OSError) and error.strerror:
         return glosses.os_strerror(error.strerror, WHOLE)
     if isinstance(error, json.JSONDecodeError):
         return glosses.first(glosses.DETAILS, f"{error.msg} at column {error.colno}")
     return gloss_shown(f"{type(error).__name__}: {error}")
+
+
+def not_defined_yet(error: BaseException) -> str | None:
+    """A NameError in a notebook: most often a cell run before the one that defines the name."""
+    match = _NOT_DEFINED.match(str(error)) if isinstance(error, NameError) else None
+    if match is None:
+        return None
+    return (
+        f"名字 {match.group(1)} 在这个内核里还没有定义：先运行上面的单元格（通常是第一个单元格，"
+        "它导入这本笔记本要用的一切；重启内核之后，所有名字都没了，要从第一个单元格运行起）；"
+        "如果上面没有哪个单元格定义它，检查一下拼写"
+    )
 
 
 def gloss_line(error: BaseException) -> str | None:

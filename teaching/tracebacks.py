@@ -41,8 +41,10 @@ def library_folders() -> tuple[str, ...]:
 
 
 def explain(error: BaseException) -> str | None:
-    """The kit's Chinese meaning of `error`: `glosses.gloss`, or 08's missing packages."""
-    return glosses.gloss(error) or extras.gloss_after_missing(error)
+    """The kit's Chinese meaning of `error`: `glosses.gloss`, 08's missing packages, or a name
+    no cell has defined yet in this kernel."""
+    gloss = glosses.gloss(error) or extras.gloss_after_missing(error)
+    return gloss or glosses.not_defined_yet(error)
 
 
 def gloss_line(error: BaseException) -> str | None:

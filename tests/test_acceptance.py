@@ -34,6 +34,22 @@ def test_outside_the_checkout_the_acceptance_says_where_to_open_it(tmp_path: Pat
     assert "找不到 tests/test_chapter_cases.py" in repr(acceptance.run_acceptance(tmp_path))
 
 
+def test_a_notebook_copied_elsewhere_finds_the_tests_where_teaching_is_installed_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # 07 copied into a folder of the reader's own, run from there
+    result = acceptance.run_acceptance()
+    assert result.code == 0 and result.passed == 9, repr(result)
+
+
+def test_without_the_tests_beside_the_package_the_acceptance_says_where_to_open_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(acceptance, "INSTALLED_FROM", tmp_path)  # a wheel: no tests/ beside it
+    monkeypatch.chdir(ROOT)  # not found by the current folder either: only the package counts
+    assert "找不到 tests/test_chapter_cases.py" in repr(acceptance.run_acceptance())
+
+
 def test_a_failed_run_shows_pytest_s_last_lines_instead_of_hiding_the_cause() -> None:
     failed = acceptance.Acceptance(
         code=1,

@@ -189,6 +189,13 @@ def test_a_missing_file_is_refused_saying_load_session_would_return_an_empty_ses
     assert "load_session" in said[2] and "[]" in said[2] and "空会话" in said[2]
 
 
+def test_an_empty_path_is_said_to_be_empty_not_a_missing_file(tmp_path: Path) -> None:
+    run = cli("check", "", cwd=tmp_path)  # `check "$SESSION"` with the variable unset
+    said = run.err.splitlines()
+    assert run.code == 1 and said[0].endswith("操作系统报错：: No such file or directory")
+    assert said[1:] == ["  释义：路径是空字符串：没有给出文件名"], run.err  # no "load_session → []"
+
+
 def test_a_file_saved_as_gbk_is_told_to_be_saved_as_utf8(tmp_path: Path) -> None:
     # Notepad's "ANSI" on a Chinese Windows is GBK: the line is not UTF-8, but reads as GBK
     record = '{"role":"user","content":"你好，记忆续上了"}\n'

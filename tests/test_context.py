@@ -78,6 +78,19 @@ def test_a_cycle_is_reported_with_its_index() -> None:
         estimate_context_chars(history)
 
 
+@pytest.mark.parametrize(
+    "not_a_list", ["hello", b"hello", UserMessage("x"), None], ids=["str", "bytes", "one", "None"]
+)
+def test_messages_that_are_not_a_list_are_refused_not_read_a_character_at_a_time(
+    not_a_list: object,
+) -> None:
+    # a str is a sequence too: without the check, `trim_context` would cut "hello" into five
+    # "messages" and fail on one of them; `context_units` stays the chapter's loop (no check)
+    kind = type(not_a_list).__name__
+    with pytest.raises(TypeError, match=rf"^messages must be a list of messages, not {kind}$"):
+        trim_context(not_a_list, 100)  # type: ignore[arg-type]
+
+
 # --- context_units ---------------------------------------------------------------------------
 
 

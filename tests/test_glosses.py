@@ -230,3 +230,12 @@ def test_get_on_a_value_that_is_not_an_object_is_glossed() -> None:
     for kind in ("list", "str", "int", "NoneType"):
         meaning = notebook.gloss_text(f"'{kind}' object has no attribute 'get'")
         assert meaning is not None and meaning.startswith(f"对 {kind} 调用了 .get"), kind
+
+
+def test_an_empty_path_is_glossed_as_empty_not_as_a_missing_file() -> None:
+    empty = FileNotFoundError(2, "No such file or directory", "")  # open(""), os.lstat("")
+    assert gloss(empty) == "路径是空字符串：没有给出文件名"  # the command line's
+    said = notebook.gloss(empty)  # the notebooks': the chapter's `if (options.sessionPath)` too
+    assert said is not None and said.startswith("路径是空字符串") and "sessionPath" in said
+    missing = FileNotFoundError(2, "No such file or directory", "missing.jsonl")
+    assert gloss(missing) == notebook.gloss(missing) == "文件不存在"

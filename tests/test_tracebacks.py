@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from mini_agent import (
+    AssistantMessage,
     ContextBudgetError,
+    ScriptedClient,
     SessionFormatError,
     UserMessage,
     load_session,
@@ -106,6 +108,9 @@ def test_a_session_error_gets_the_gloss_show_error_gives_without_the_json_error_
         ("UserMessage(123)", "UserMessage.content must be a str, not int", "构造 UserMessage 时，content 必须是字符串，这里是 int"),
         ("trim_context([UserMessage('a')], '100')", "max_chars must be an int, not str", "预算必须是整数，这里是 str"),
         ("load_session(123)", "lstat: path should be string, bytes or os.PathLike, not int", "文件路径必须是字符串或 pathlib.Path，这里是 int"),
+        # a TypeScript reader's object literal: refused before any file is touched
+        ("append_session('never-written.jsonl', {'role': 'user', 'content': 'hi'})", "not a session message: dict", "append_session 要的是消息对象 UserMessage / AssistantMessage / ToolMessage，不是 dict；本章的对象字面量在本包里是这几个类"),
+        ("trim_context('hello', 100)", "messages must be a list of messages, not str", "messages 应当是消息的列表，这里是 str"),
     ],
 )  # fmt: skip
 def test_a_wrong_argument_type_gets_its_gloss(
@@ -160,12 +165,35 @@ def test_a_readers_function_the_kit_calls_back_keeps_every_frame(ipython: Shell)
     )
 
 
+def test_an_empty_session_path_is_glossed_as_empty_not_as_a_missing_file(
+    ipython: Shell, tmp_path: Path
+) -> None:
+    ipython.shell.user_ns["client"] = ScriptedClient([AssistantMessage("好")])
+    shown = ipython.run("run_agent('hi', client=client, session_path='')")
+    assert "FileNotFoundError: [Errno 2] No such file or directory: ''" in shown
+    gloss = shown.rstrip("\n").split("\n")[-1]
+    assert gloss.startswith("  释义：路径是空字符串") and "文件不存在" not in gloss, shown
+    assert "if (options.sessionPath)" in gloss and "None" in gloss
+    assert "mini_agent" not in shown and "没有显示" in shown
+
+
+def test_a_name_a_cell_above_defines_is_glossed_as_not_defined_yet_in_this_kernel(
+    ipython: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(extras, "_said_missing", [])  # not in 08 after its first cell failed
+    shown = ipython.run("view = SessionView([])")
+    assert "NameError: name 'SessionView' is not defined" in shown
+    gloss = shown.rstrip("\n").split("\n")[-1]
+    assert gloss.startswith("  释义：名字 SessionView 在这个内核里还没有定义"), shown
+    assert "先运行上面的单元格" in gloss and "第一个单元格" in gloss and "重启内核" in gloss
+
+
 def test_notebook_08s_later_cells_say_in_chinese_why_a_name_is_missing(
     ipython: Shell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(extras, "_said_missing", [])
     assert "NameError: name 'random_history' is not defined" in ipython.run("random_history(3)")
-    assert "释义" not in ipython.shown[-1][2]  # before the first cell said anything: unchanged
+    assert "还没有定义" in ipython.shown[-1][2]  # before 08's first cell said anything: generic
     monkeypatch.setitem(extras.BENCH_IMPORTS, "no-such-package", "no_such_package_for_08")
     first = ipython.run("from teaching.extras import require_bench\nrequire_bench()")
     assert "ModuleNotFoundError: 这本笔记本（08，本章之外）要用 no-such-package" in first
@@ -173,6 +201,7 @@ def test_notebook_08s_later_cells_say_in_chinese_why_a_name_is_missing(
     later = ipython.run("random_history(3)")
     assert "NameError: name 'random_history' is not defined" in later
     assert "释义：第一个单元格已经说明：当前环境里没有 no-such-package" in later
+    assert "还没有定义" not in later  # 08's own reason, not the generic one
     assert extras.BENCH_COMMAND in later
 
 
