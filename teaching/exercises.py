@@ -35,7 +35,7 @@ import sys
 import tempfile
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -94,6 +94,20 @@ class CheckResult:
     passed: bool
     detail: str = ""
     folded: bool = False
+    hints: tuple[tuple[str, str], ...] = ()
+    """The reasons at the end of `detail`, each (the separator before it, its text): a report
+    shows a reason in full the first time only (`Words.same_as_above`)."""
+
+
+def hinted(result: CheckResult, *reasons: str) -> CheckResult:
+    """`result`, its detail followed by the `reasons` (the first after `：`, the rest `；`)."""
+    said = [
+        (("：" if n == 0 else "；"), reason) for n, reason in enumerate(r for r in reasons if r)
+    ]
+    if not said:
+        return result
+    detail = result.detail + "".join(sep + reason for sep, reason in said)
+    return replace(result, detail=detail, hints=(*result.hints, *said))
 
 
 @dataclass(frozen=True)
@@ -118,11 +132,21 @@ class CheckReport:
         would be, its name saying how many (`Words.called_again`)."""
         folded = sum(result.folded for result in self.results)
         rows: list[CheckResult] = []
+        said: set[str] = set()  # the reasons shown in full so far
         for result in self.results:
-            if not result.folded:
+            if result.folded:
+                if not any(row.folded for row in rows):
+                    rows.append(CheckResult(words().called_again(folded), False, "", folded=True))
+                continue
+            if result.passed or not result.hints:
                 rows.append(result)
-            elif not any(row.folded for row in rows):
-                rows.append(CheckResult(words().called_again(folded), False, "", folded=True))
+                continue
+            ending = "".join(sep + reason for sep, reason in result.hints)
+            reasons = [sep + (words().same_as_above(reason) if reason in said else reason)
+                       for sep, reason in result.hints]  # fmt: skip
+            said.update(reason for _, reason in result.hints)
+            detail = result.detail.removesuffix(ending) + "".join(reasons)
+            rows.append(replace(result, detail=detail))
         return rows
 
     def __repr__(self) -> str:
@@ -286,7 +310,7 @@ def run_cases(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool] | None = None,
     expect: Callable[[Outcome], str] | None = None,
-    why: Callable[[Outcome, Outcome], str] = lambda expected, got: "",
+    why: Callable[[Outcome, Outcome], str | Sequence[str]] = lambda expected, got: "",
 ) -> CheckReport:
     """Run `theirs` and `ours` on every case's arguments and compare their outcomes.
 
@@ -302,13 +326,18 @@ def run_cases(
         expected, got = outcome_of(ours, *args), outcome_of(theirs, *args)
         passed = equal(expected, got)
         shown_expected, shown_got = _differing(expected, got)
-        detail = ""
+        result = CheckResult(name, passed)
         if not passed:
-            detail = words().should_but(should(shown_expected), _but(shown_got))
-            reason = why(expected, got)
-            detail += f"：{reason}" if reason else ""
-        results.append(CheckResult(name, passed, detail))
+            result = CheckResult(
+                name, False, words().should_but(should(shown_expected), _but(shown_got))
+            )
+            result = hinted(result, *_reasons(why(expected, got)))
+        results.append(result)
     return CheckReport(title, tuple(results))
+
+
+def _reasons(said: str | Sequence[str]) -> tuple[str, ...]:
+    return (said,) if isinstance(said, str) else tuple(said)
 
 
 def _strictly_equal(expected: Outcome, got: Outcome) -> bool:
@@ -649,7 +678,7 @@ def answer_hinted(report: CheckReport) -> CheckReport:
             if any(said in result.detail for result in results):
                 r = CheckResult(r.name, r.passed, r.detail, folded=True)
             else:
-                r = CheckResult(r.name, r.passed, f"{r.detail}：{words().called_the_answer}")
+                r = hinted(r, words().called_the_answer)
         results.append(r)
     return CheckReport(report.title, tuple(results), report.notes)
 
@@ -679,7 +708,9 @@ def run_either(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool],
     expect: Callable[[Outcome], str],
-    why: Callable[[Outcome, Outcome, Outcome], str] = lambda expected, got, chapter: "",
+    why: Callable[[Outcome, Outcome, Outcome], str | Sequence[str]] = (
+        lambda expected, got, chapter: ""
+    ),
 ) -> CheckReport:
     """`run_cases` with two right answers: the package's (`ours`) and the chapter's literal
     one (`chapters`). Where the kit differs on purpose, agreeing with either passes, and a
@@ -690,16 +721,15 @@ def run_either(
         got = outcome_of(theirs, *args)
         expected, chapter = outcome_of(ours, *args), outcome_of(chapters, *args)
         passed = same(expected, got) or same(chapter, got)
-        detail = ""
+        result = CheckResult(name, passed)
         if not passed:
             shown_expected, shown_got = _differing(expected, got)
             should = expect(shown_expected)
             if not same(expected, chapter):
                 should += "，或照本章" + expect(_differing(chapter, got)[0]).removeprefix("应当")
-            detail = words().should_but(should, _but(shown_got))
-            reason = why(expected, got, chapter)
-            detail += f"：{reason}" if reason else ""
-        results.append(CheckResult(name, passed, detail))
+            result = CheckResult(name, False, words().should_but(should, _but(shown_got)))
+            result = hinted(result, *_reasons(why(expected, got, chapter)))
+        results.append(result)
     return CheckReport(title, tuple(results))
 
 
@@ -778,7 +808,7 @@ _NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F]\w\w|
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
-def _line_differences(expected: Outcome, got: Outcome) -> str:
+def _line_differences(expected: Outcome, got: Outcome) -> str | list[str]:
     """When the reader's line is the package's JSON written another way, what the way is: a
     newline at the end, spaces between the tokens (`json.dumps`' default separators),
     `\\uXXXX` for text JavaScript writes as itself (`ensure_ascii`), keys in another order;
@@ -796,7 +826,7 @@ def _line_differences(expected: Outcome, got: Outcome) -> str:
     try:
         ours_value, their_value = json.loads(line), json.loads(theirs)
     except ValueError:
-        return "；".join(notes)
+        return notes
     if ours_value != their_value:  # dicts compare without their order; 1.0 == 1
         notes += _key_notes(ours_value, their_value)
     if _JSON_STRING.sub("", theirs) != _JSON_STRING.sub("", theirs).translate(_NO_SPACE):
@@ -804,13 +834,13 @@ def _line_differences(expected: Outcome, got: Outcome) -> str:
     if len(_NON_ASCII_ESCAPE.findall(theirs)) > len(_NON_ASCII_ESCAPE.findall(line)):
         notes.append(w.line_ascii)
     if ours_value != their_value:
-        return "；".join(notes)
+        return notes
     if _NUMBER.findall(_JSON_STRING.sub("", theirs)) != _NUMBER.findall(_JSON_STRING.sub("", line)):
         notes.append(w.line_floats)
     orders = _other_key_order(ours_value, their_value)
     if orders is not None:
         notes.append(w.only_key_order(*orders))
-    return "；".join(notes)
+    return notes
 
 
 def _key_notes(ours: Any, theirs: Any) -> list[str]:
@@ -1021,9 +1051,10 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         detail = result.detail
         for text in hidden:
             detail = detail.replace(text, "")
+        result = replace(result, detail=detail)
         if not result.passed and result.name == _SPACES and skipped_spaces:
-            detail += f"：{words().spaces_not_blank}"
-        results.append(CheckResult(result.name, result.passed, detail))
+            result = hinted(result, words().spaces_not_blank)
+        results.append(result)
     return CheckReport(report.title, (*results, numbering))
 
 
@@ -1418,10 +1449,7 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
     if not fitting:
         return results
     note = dict(words().estimate_forms)[fitting[0]]
-    return [
-        CheckResult(r.name, r.passed, f"{r.detail}：{note}") if index in forms else r
-        for index, r in enumerate(results)
-    ]
+    return [hinted(r, note) if index in forms else r for index, r in enumerate(results)]
 
 
 @_reported
@@ -1463,15 +1491,17 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         counted = got[0] == "value" and isinstance(value, int) and not isinstance(value, bool)
         in_utf16 = counted and value - lines in allowed
         in_code_points = counted and not in_utf16 and value - points in allowed
-        detail = ""
+        result = CheckResult(name, in_code_points or in_utf16)
         if in_code_points or in_utf16:
             pass
         elif got[0] == "value" and count > 1 and value - lines == 2 * count:
-            detail = w.two_per_message(value, lines + count)
+            result = CheckResult(name, False, w.two_per_message(value, lines + count))
         else:
-            detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
+            result = CheckResult(
+                name, False, w.should_but(w.separator_choices(lines, allowed), _but(got))
+            )
             if counted and value in (lines, points) and count:
-                detail += f"：{w.no_separator}"
+                result = hinted(result, w.no_separator)
             if counted:
                 forms[len(results)] = _forms_of(history, lines, value, allowed)
         if in_code_points:
@@ -1480,7 +1510,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         if (in_code_points or in_utf16) and count > 1:
             overhead = value - (lines if in_utf16 else points)
             notes.append(f"{name}（{count} 条消息）：{_separator_note(count, overhead)}")
-        results.append(CheckResult(name, in_code_points or in_utf16, detail))
+        results.append(result)
     return CheckReport(w.estimate_title, tuple(_with_form_notes(results, forms)), tuple(notes))
 
 
@@ -1685,7 +1715,7 @@ def check_record(record: Record) -> CheckReport:
         falsy = _replay(w.record_case_falsy_path, record, [], folder / "c.jsonl", first,
                         given=CountedSession(folder / "c.jsonl"))  # fmt: skip
         if not falsy.passed and results[0].passed:  # only the path's truthiness differs
-            falsy = CheckResult(falsy.name, False, f"{falsy.detail}：{w.record_truthy_path}")
+            falsy = hinted(falsy, w.record_truthy_path)
         results.append(falsy)
     notes = (RECORD_CHAPTER_ORDER_NOTE,) if memory_ahead else ()
     return CheckReport("record", tuple(results), notes)
@@ -1719,10 +1749,12 @@ def _replay(
         for where, state in ((w.memory, memory), (w.disk, _disk(path))):
             if state is not None and state != expected:
                 tags = _tags(expected), _tags(state)
-                detail = w.record_differs(count, label(message), where, *tags)
+                result = CheckResult(
+                    name, False, w.record_differs(count, label(message), where, *tags)
+                )
                 if state is memory and memory == start:  # not one message more in memory
-                    detail += f"：{unchanged}"
-                return CheckResult(name, False, detail)
+                    result = hinted(result, unchanged)
+                return result
     return CheckResult(name, True)
 
 

@@ -10,6 +10,7 @@ lines (help, summaries, errors) are in `cli_text`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -157,6 +158,11 @@ class Words(ListingWords):
         "你的函数调用了练习要你自己写的那个函数（本包的，名字见上）："
         "练习要你自己把它写出来，检查时这个调用会直接报错"
     )
+
+    def same_as_above(self, reason: str) -> str:
+        """What a report shows for a reason it has already shown in full: its opening words."""
+        opening = re.split("[：，；。（]", reason, maxsplit=1)[0]
+        return f"同上（{opening[:24]}……）"
 
     def called_again(self, count: int) -> str:
         """The one line for the other `count` cases that called the answer too."""

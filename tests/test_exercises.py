@@ -3,6 +3,7 @@ faithful one, fails every plausible wrong answer, and never crashes on a reader'
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import tempfile
@@ -1242,3 +1243,33 @@ def test_content_checked_in_one_branch_is_told_the_common_precondition() -> None
     told = details(check_parse_session_message(content_unchecked_parse))
     assert told and all(d.endswith("：" + words().content_in_one_branch) for d in told.values())
     assert all(said in words().content_in_one_branch for said in ("公共前提", "判别顺序"))
+
+
+# --- a hint repeated on many cases is said once -------------------------------------------
+
+
+def spaced_line(message: Message) -> str:
+    """02 with json.dumps' default separators: a space after every `:` and `,`."""
+    return json.dumps(fields_of(message), ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "hint"),
+    [
+        (check_parse_session_message, shortcut_parse, "leaning_on_constructors"),
+        (check_record_line, spaced_line, "line_spaces"),
+        (check_load_session, numbered_from_zero, "line_numbers_from_one"),
+    ],
+)
+def test_a_hint_repeated_on_many_cases_is_shown_in_full_once(
+    check: Callable[[Any], CheckReport], answer: Callable[..., Any], hint: str
+) -> None:
+    # the fifth reader: one explanation printed 9 to 13 times in one report
+    report = check(answer)
+    text = getattr(words(), hint)
+    hinted = [r for r in report.results if not r.passed and text in r.detail]
+    assert len(hinted) >= 5  # every FAIL still carries its hint, for tests and tools
+    for shown_report, written in ((repr(report), str), (report._repr_html_(), html.escape)):
+        assert shown_report.count(written(text)) == 1, shown_report
+        assert shown_report.count(written(words().same_as_above(text))) == len(hinted) - 1
+        assert shown_report.count("FAIL") == len(failed(report))  # every case still listed
