@@ -34,7 +34,7 @@ import re
 import sys
 import tempfile
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -1219,11 +1219,48 @@ def _units_not_lists(expected: Outcome, got: Outcome) -> str:
     return words().units_not_lists(outer, inner) if outer or inner else ""
 
 
-def _units_why(expected: Outcome, got: Outcome) -> str:
+def _as_units(outcome: Outcome) -> list[list[Any]] | None:
+    """A returned list (or tuple) of units as lists, else `None`."""
+    value = outcome[1]
+    if outcome[0] != "value" or not isinstance(value, (list, tuple)):
+        return None
+    if not all(isinstance(unit, (list, tuple)) for unit in value):
+        return None
+    return [list(unit) for unit in value]
+
+
+def _unit_mistakes(function: Callable[[Sequence[Message]], Any]) -> set[str]:
+    """The scan mistakes `function` makes, told by what it returns on three small histories:
+    "never" (a result not grouped even right after its assistant), "adjacent" (grouped only
+    when its assistant is the message right before), "> 0" (an assistant at index 0 never
+    grouped). On the cases these can cut alike; here each is seen alone."""
+    question, call, aside, answer = (
+        UserMessage("问"),
+        _read("a"),
+        UserMessage("插一句"),
+        _result("a"),
+    )
+
+    def alone(history: list[Message]) -> bool:  # every message its own unit
+        return _as_units(outcome_of(function, history)) == [[message] for message in history]
+
+    if alone([question, call, answer]):
+        return {"never"}
+    found = set()
+    if alone([question, call, aside, answer]):
+        found.add("adjacent")
+    if alone([call, answer]):
+        found.add("> 0")
+    return found
+
+
+def _units_why(expected: Outcome, got: Outcome, mistakes: Collection[str] = ()) -> str:
     """What a FAIL of `context_units` adds: the units as tuples (`_units_not_lists`), the
-    right units newest first (the `unshift` read as `append`), the declarer searched from the
-    start (`units_earliest_declarer`: the earliest one, not the nearest), a unit without the result the
-    scan met (`messages[j:i]`), or one of two messages where the chapter slices the whole run."""
+    right units newest first (the `unshift` read as `append`), no result grouped at all, the
+    declarer searched from the start (`units_earliest_declarer`: the earliest one, not the
+    nearest), only the message before searched or `> 0` (each where `_unit_mistakes` saw
+    it), a unit without the result the scan met (`messages[j:i]`), or one of two messages
+    where the chapter slices the whole run."""
     if note := _units_not_lists(expected, got):
         return note
     if not _both_sequences(expected, got):
@@ -1235,14 +1272,18 @@ def _units_why(expected: Outcome, got: Outcome) -> str:
         return ""
     if theirs[::-1] == ours:
         return words().units_reversed
+    if "never" in mistakes and all(len(unit) == 1 for unit in theirs):
+        return words().units_never_grouped
     history = getattr(got[1], "history", None)  # `_shown` keeps it beside the answer
     if history is not None and theirs == units_earliest_declarer(history):
         return words().units_earliest_declarer
-    if history is not None:  # on some histories both mistakes cut alike: then name both
-        mistakes = {units_adjacent_only: words().units_adjacent_only,
-                    units_off_by_one: words().units_off_by_one}  # fmt: skip
-        if said := [hint for cut, hint in mistakes.items() if theirs == cut(history)]:
-            return "；或者：".join(said)
+    if history is not None:  # only a mistake the answer makes, where it cuts this case
+        cuts = (("adjacent", units_adjacent_only, words().units_adjacent_only),
+                ("> 0", units_off_by_one, words().units_off_by_one))  # fmt: skip
+        if said := [
+            hint for name, cut, hint in cuts if name in mistakes and theirs == cut(history)
+        ]:
+            return "；".join(said)
     present = {id(message) for unit in theirs for message in unit}
     whole = [unit for unit in ours if len(unit) >= 2 and unit not in theirs]
     if any(unit[:-1] in theirs and id(unit[-1]) not in present for unit in whole):
@@ -1312,6 +1353,7 @@ def check_context_units(
     results, where the chapter's inner search reads every earlier assistant's `tool_calls` for
     each of them (n²/2 reads) and a forward scan reads each once."""
     cases = [(name, (history,)) for name, history in _unit_cases()]
+    mistakes = _unit_mistakes(function)
     report = run_cases(
         "context_units",
         _shown(function),
@@ -1319,7 +1361,7 @@ def check_context_units(
         cases,
         _same_text,
         _message_expectation,
-        _units_why,
+        lambda expected, got: _units_why(expected, got, mistakes),
     )
     if not linear:
         return report

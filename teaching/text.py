@@ -162,7 +162,7 @@ class Words(ListingWords):
     def same_as_above(self, reason: str) -> str:
         """What a report shows for a reason it has already shown in full: its opening words."""
         opening = re.split("[：，；。（]", reason, maxsplit=1)[0]
-        return f"同上（{opening[:24]}……）"
+        return f"同上（{opening[:40]}……）"
 
     def called_again(self, count: int) -> str:
         """The one line for the other `count` cases that called the answer too."""
@@ -318,9 +318,16 @@ class Words(ListingWords):
     )
 
     units_adjacent_only: str = (
-        "你只看了紧挨着的前一条：本章用内层循环从 index - 1 一直往前找声明这个 toolCallId 的 assistant"
-        "（for (let i = index - 1; i >= 0; i--)）。tool b 前面是 tool a，不是 assistant；找到之后，"
+        "你只看了紧挨着的前一条：结果前面那条不一定是声明它的 assistant，中间可能隔着别的消息。"
+        "本章用内层循环从 index - 1 一直往前找声明这个 toolCallId 的 assistant"
+        "（for (let i = index - 1; i >= 0; i--)）；找到之后，"
         "夹在中间的消息也整段划进单元（slice(assistantIndex, index + 1)）"
+    )
+
+    units_never_grouped: str = (
+        "tool 结果一条也没有和它的 assistant 成组，每条消息都自成一个单元：message 是 tool 时，"
+        "要用本章的内层循环往前找声明这个 toolCallId 的 assistant，找到了就把 "
+        "messages[下标 : index + 1] 整段作为一个单元，再让 index 跳到下标 - 1"
     )
 
     units_off_by_one: str = (

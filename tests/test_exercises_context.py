@@ -155,7 +155,8 @@ def test_a_wrong_unit_is_shown_by_position_in_the_history() -> None:
     (picture,) = [r for r in report.results if r.name == "本章的那张图"]
     assert picture.detail == (
         "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
-        "但实际返回了 [[#0 user], [#1 assistant(a,b)], [#2 tool a], [#3 tool b]]"
+        "但实际返回了 [[#0 user], [#1 assistant(a,b)], [#2 tool a], [#3 tool b]]："
+        + words().units_never_grouped
     )
 
 
@@ -194,7 +195,8 @@ def test_wrong_units_as_tuples_get_no_note_about_lists() -> None:
     (picture,) = [r for r in report.results if r.name == "本章的那张图"]
     assert picture.detail == (
         "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
-        "但实际返回了 [(#0 user,), (#1 assistant(a,b),), (#2 tool a,), (#3 tool b,)]"
+        "但实际返回了 [(#0 user,), (#1 assistant(a,b),), (#2 tool a,), (#3 tool b,)]："
+        + words().units_never_grouped
     )  # the grouping is wrong: that, not the brackets, is what to fix first
 
 
@@ -976,3 +978,46 @@ def test_pairing_a_result_with_the_message_before_only_is_told_to_search() -> No
     report = check_context_units(lambda messages: units_adjacent_only(messages))
     fails = [r.detail for r in report.results if not r.passed]
     assert fails and all(words().units_adjacent_only in detail for detail in fails)
+
+
+BETWEEN = "夹在 assistant 和结果之间的消息被一起划进单元"
+
+
+def test_the_full_search_with_greater_than_zero_is_told_only_about_greater_than_zero() -> None:
+    # the fifth reader: on the case with a message between, the first diagnosis was "只看了紧
+    # 挨着的前一条……tool b 前面是 tool a", about a mistake not made and a message not there
+    report = check_context_units(WRONG_UNITS["assistantIndex > 0"])
+    told = {r.name: r.detail for r in report.results if not r.passed}
+    assert BETWEEN in told
+    for detail in told.values():
+        assert detail.endswith("：" + words().units_off_by_one), detail
+        assert words().units_adjacent_only not in detail and "或者" not in detail
+    assert "tool b" not in told[BETWEEN]
+
+
+def test_the_adjacent_only_hint_names_no_message_a_case_may_lack() -> None:
+    report = check_context_units(lambda messages: units_adjacent_only(messages))
+    told = [r.detail for r in report.results if not r.passed]
+    assert told and all(d.endswith("：" + words().units_adjacent_only) for d in told)
+    assert "tool b" not in words().units_adjacent_only
+    assert not any(words().units_off_by_one in d for d in told)
+
+
+def starter_units(messages: Sequence[Message]) -> Units:
+    """04's starter code, run as it stands: each message its own unit."""
+    units: Units = []
+    index = len(messages) - 1
+    while index >= 0:
+        units.insert(0, [messages[index]])
+        index -= 1
+    return units
+
+
+def test_the_starter_that_groups_nothing_is_told_exactly_that() -> None:
+    report = check_context_units(starter_units)
+    told = [r.detail for r in report.results if not r.passed]
+    assert len(told) == 7
+    assert all(d.endswith("：" + words().units_never_grouped) for d in told), told
+    assert not any(
+        hint in d for d in told for hint in (words().units_adjacent_only, words().units_off_by_one)
+    )
