@@ -224,8 +224,18 @@ class Words(ListingWords):
         "本包就在冒号后面补了一句英文；读者看到的中文释义是笔记本另加的，不在错误消息里"
     )
     split_at_u2028: str = (
-        "这一行被切成了两半：splitlines() 不只在 \\n 处断行，也在 U+2028 这类“行分隔符”处断行，而 JSON "
-        '字符串里可以原样写着它。本章是 text.split("\\n")，只在 \\n 处断：Python 里也写 text.split("\\n")'
+        "这一行被切成了两半：str.splitlines() 不只在 \\n 处断行，也在 \\r、U+2028、U+2029、\\x85、"
+        "\\x0b、\\x0c 这些“行分隔符”处断行，而 JSON 字符串里可以原样写着 U+2028。"
+        '本章是 text.split("\\n")，只在 \\n 处断：Python 里也写 text.split("\\n")'
+    )
+    only_missing_file_is_empty: str = (
+        "只有“文件不存在”才是空会话：本章只把 ENOENT（Python 里是 FileNotFoundError）当成 []，"
+        "“其他错误原样向上抛，不吞”。写 except FileNotFoundError:，别写 except OSError:——"
+        "路径是目录、没有权限这些错误要照常抛出"
+    )
+    bad_line_skipped: str = (
+        "坏行被跳过了：本章从不跳过坏行，遇到一行不是 JSON 或判别不通过，就抛出带着行号的错误"
+        "（invalid session JSON at line N / invalid session record at line N）；只有空行才跳过"
     )
     no_separator: str = (
         "你没有加分隔开销：本章说“再加分隔开销”，本包每条消息加 1（JSONL 每行末尾的换行）"
