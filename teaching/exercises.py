@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from mini_agent.agent import run_agent
-from mini_agent.context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError
+from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG, ContextBudgetError
 from mini_agent.context import context_units as _context_units
 from mini_agent.context import estimate_context_chars as _estimate_context_chars
 from mini_agent.context import trim_context as _trim_context
@@ -1314,6 +1314,31 @@ def _units_why(expected: Outcome, got: Outcome, mistakes: Collection[str] = ()) 
     return ""
 
 
+_RAISED_ON_PURPOSE = {"ContextBudgetError", "ValueError", "RuntimeError", "Exception"}
+"""Exceptions an answer raises itself (a TypeError or an IndexError is a crash, not a phrase)."""
+
+
+def _trim_why(
+    expected: Outcome,
+    got: Outcome,
+    function: Callable[..., Any],
+    messages: Sequence[Message],
+    max_chars: int,
+) -> str:
+    """What a FAIL of `trim_context` adds: a budget exactly full refused (`>=` for `>`: one
+    more character and the answer keeps what it should), an error in the reader's own words,
+    else `_kept_why`."""
+    w = words()
+    exactly_full = expected[0] == "value" and _estimate_context_chars(expected[1]) == max_chars
+    if exactly_full and _same_text(expected, outcome_of(_shown(function), messages, max_chars + 1)):
+        return w.budget_equal_fits
+    if expected[0] == got[0] == "error":
+        kind, _, message = str(got[1]).partition(": ")
+        if kind in _RAISED_ON_PURPOSE and message not in (SMALLEST_UNIT_TOO_BIG, EMPTY_CONTEXT):
+            return w.trim_chapter_phrase
+    return _kept_why(expected, got)
+
+
 def _kept_why(expected: Outcome, got: Outcome) -> str:
     """What a FAIL of `trim_context` adds: a unit inserted whole (`kept.insert(0, unit)`), more
     kept than the chapter keeps (each unit measured alone, not with `kept`), or the right
@@ -1605,14 +1630,20 @@ def check_trim_context(
         ("孤立结果可以单独保留", (orphaned, orphan_only)),
         ("遇到第一个装不下的单元就停，不跳过", (skip_trap, skip_budget)),
     ]
+    asked: list[tuple[Any, ...]] = []
+
+    def theirs(*args: Any) -> Any:
+        asked.append(args)  # `why` reads the case's arguments after this case
+        return _shown(function)(*args)
+
     report = run_cases(
         "trim_context",
-        _shown(function),
+        theirs,
         _shown(_trim_context),
         cases,
         _same_text,
         _message_expectation,
-        _kept_why,
+        lambda expected, got: _trim_why(expected, got, function, *asked[-1]),
     )
     if not linear:
         return report

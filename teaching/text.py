@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from mini_agent import listing
-from mini_agent.context import estimate_context_chars
+from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG, estimate_context_chars
 from mini_agent.listing import ListingWords, Messages
 from mini_agent.visible import visible
 
@@ -218,10 +218,19 @@ class Words(ListingWords):
         "没有第 0 行：行从 1 数起，和编辑器左边显示的一样，文件的第一行是第 1 行；"
         "enumerate 默认从 0 数，写 enumerate(..., start=1)"
     )
+    phrase_rule: str = "错误消息要用本章的英文原话，一字不差："
     chapter_phrase: str = (
-        "错误消息要以本章的英文原话开头，一字不差：不是 JSON 的行是 invalid session JSON at line N，"
-        "判别不通过的行是 invalid session record at line N（N 是行号）。后面可以再加细节，"
+        phrase_rule + "不是 JSON 的行是 invalid session JSON at line N，"
+        "判别不通过的行是 invalid session record at line N（N 是行号）。以原话开头就行，后面可以再加细节，"
         "本包就在冒号后面补了一句英文；读者看到的中文释义是笔记本另加的，不在错误消息里"
+    )
+    trim_chapter_phrase: str = (
+        phrase_rule + f"最新的单元就装不下时是 {SMALLEST_UNIT_TOO_BIG}，一个单元也没装下时是 "
+        f"{EMPTY_CONTEXT}。读者看到的中文释义是笔记本另加的，不在错误消息里"
+    )
+    budget_equal_fits: str = (
+        "预算恰好等于要发的字符数时，它们装得下：本章的判断是 estimateContextChars([...unit, ...kept]) "
+        "> maxChars 才算装不下，刚好等于不算超；写 > max_chars，别写 >="
     )
     split_at_u2028: str = (
         "这一行被切成了两半：str.splitlines() 不只在 \\n 处断行，也在 \\r、U+2028、U+2029、\\x85、"

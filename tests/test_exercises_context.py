@@ -1021,3 +1021,45 @@ def test_the_starter_that_groups_nothing_is_told_exactly_that() -> None:
     assert not any(
         hint in d for d in told for hint in (words().units_adjacent_only, words().units_off_by_one)
     )
+
+
+def trim_with(fits: Callable[[int, int], bool], phrase: str = SMALLEST_UNIT_TOO_BIG) -> Any:
+    def trim(messages: Sequence[Message], max_chars: int) -> list[Message]:
+        kept: list[Message] = []
+        for unit in reversed(context_units(messages)):
+            if not fits(estimate_context_chars(unit + kept), max_chars):
+                if not kept:
+                    raise ContextBudgetError(phrase)
+                break
+            kept = unit + kept
+        if not kept:
+            raise ContextBudgetError("context budget cannot be empty")
+        return kept
+
+    return trim
+
+
+def test_a_budget_exactly_full_refused_is_told_the_chapter_compares_with_greater() -> None:
+    report = check_trim_context(trim_with(lambda chars, budget: chars < budget))  # `>=`
+    told = {r.name: r.detail for r in report.results if not r.passed}
+    assert "预算恰好等于整段历史（比较用 >：刚好等于也装得下）" in told
+    assert told and all(d.endswith("：" + words().budget_equal_fits) for d in told.values()), told
+    assert (
+        "estimateContextChars" in words().budget_equal_fits
+        and "> maxChars" in words().budget_equal_fits
+    )
+
+
+def test_an_error_in_ones_own_words_is_told_to_use_the_chapters_phrase() -> None:
+    report = check_trim_context(trim_with(lambda c, b: c <= b, phrase="budget too small"))
+    told = [r.detail for r in report.results if not r.passed]
+    assert told and all(d.endswith("：" + words().trim_chapter_phrase) for d in told), told
+    assert SMALLEST_UNIT_TOO_BIG in words().trim_chapter_phrase
+    # one wording with 03's: the same rule, each exercise's own phrases
+    assert words().trim_chapter_phrase.startswith(words().phrase_rule)
+    assert words().chapter_phrase.startswith(words().phrase_rule)
+    # a right answer and a `>=` are not told about the phrase
+    for answer in (trim_with(lambda c, b: c <= b), trim_with(lambda c, b: c < b)):
+        assert not any(
+            words().trim_chapter_phrase in r.detail for r in check_trim_context(answer).results
+        )
