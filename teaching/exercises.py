@@ -118,10 +118,12 @@ class CheckReport:
     title: str
     results: tuple[CheckResult, ...]
     notes: tuple[str, ...] = ()
+    refusal: str = ""
+    """Why no case ran (the check was handed no function, or the wrong one): one line."""
 
     @property
     def ok(self) -> bool:
-        return all(result.passed for result in self.results)
+        return not self.refusal and all(result.passed for result in self.results)
 
     def summary(self) -> str:
         passed = sum(result.passed for result in self.results)
@@ -150,6 +152,8 @@ class CheckReport:
         return rows
 
     def __repr__(self) -> str:
+        if self.refusal:
+            return visible_text(f"{self.title}：{self.refusal}")
         rows = [self.summary(), *(f"  {note}" for note in self.notes)]
         for result in self.shown_results():
             mark = PASS if result.passed else FAIL
@@ -159,6 +163,9 @@ class CheckReport:
 
     def _repr_html_(self) -> str:
         colours = palette()
+        if self.refusal:
+            said = visible_html(f"{self.title}：{self.refusal}")
+            return page(f"<p style='color:{colours.error}'><b>{said}</b></p>")
         notes = "".join(f"<div>{visible_html(note)}</div>" for note in self.notes)
         items = "".join(
             f"<li style='color:{colours.tool if r.passed else colours.error}'>"
@@ -233,6 +240,41 @@ def _reported(check: _Check) -> _Check:
         return report
 
     return cast(_Check, run)
+
+
+def _takes(name: str, *parameters: str) -> Callable[[_Check], _Check]:
+    """A check that first makes sure it was handed a function it can call as the exercise's
+    `name(*parameters)`; if not, its report is one line saying so, and no case runs."""
+
+    def decorate(check: _Check) -> _Check:
+        @functools.wraps(check)
+        def run(function: Any, *args: Any, **kwargs: Any) -> CheckReport:
+            refusal = _refusal(function, name, parameters)
+            if refusal:
+                return CheckReport(name, (), refusal=refusal)
+            return check(function, *args, **kwargs)
+
+        return cast(_Check, run)
+
+    return decorate
+
+
+def _refusal(function: Any, name: str, parameters: Sequence[str]) -> str:
+    """Why `function` cannot be called as `name(*parameters)`; "" when it can (or when its
+    signature cannot be read: then the cases tell)."""
+    w = words()
+    if not callable(function):
+        return w.not_a_function(shown(function))
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return ""
+    try:
+        signature.bind(*(None for _ in parameters))
+    except TypeError:
+        own = f"{getattr(function, '__name__', '')}{signature}"
+        return w.wrong_parameters(f"{name}({', '.join(parameters)})", len(parameters), own)
+    return ""
 
 
 Outcome = tuple[str, Any]  # ("value", result) or ("error", "ExceptionType: message")
@@ -639,6 +681,7 @@ def _parse_why(
 
 
 @_reported
+@_takes("parse_session_message", "value")
 def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `parse_session_message(value)` against the package's, on parsed JSON.
 
@@ -862,6 +905,7 @@ def _key_notes(ours: Any, theirs: Any) -> list[str]:
 
 
 @_reported
+@_takes("record_line", "message")
 @_guarded(record_line, chapter_stringify, to_record, attributes=("line",))
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
@@ -1003,7 +1047,7 @@ def _load_why(expected: Outcome, got: Outcome, chapter: Outcome, skips: bool = F
         return w.line_numbers_from_one
     if note := _lone_cr_why(expected, got, skips):
         return note
-    if skips and wanted[0] is not None and got[0] == "value":
+    if skips and wanted[0] is not None and got[0] == "value" and isinstance(got[1], list):
         return w.bad_line_skipped
     return ""
 
@@ -1024,6 +1068,7 @@ def _lone_cr_why(expected: Outcome, got: Outcome, skips: bool = False) -> str:
 
 
 @_reported
+@_takes("load_session", "path")
 @_guarded(load_session, chapter_load_session, parse_session_lines, parse_session_bytes)
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `load_session(path)`: files written here, compared with the package's and
@@ -1044,7 +1089,8 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         cases.append(("路径是目录：操作系统错误照常抛出", (root / "a-directory",)))
         # a bad line between good ones read back as messages: the answer skips bad lines
         (bad,) = [args for name, args in cases if name == _SKIPPED]
-        skips = outcome_of(fn, *bad)[0] == "value"
+        skipped = outcome_of(fn, *bad)
+        skips = skipped[0] == "value" and isinstance(skipped[1], list) and len(skipped[1]) > 0
         report = run_either(
             "load_session",
             fn,
@@ -1384,6 +1430,7 @@ def _message_expectation(expected: Outcome) -> str:
 
 
 @_reported
+@_takes("context_units", "messages")
 @_guarded(_context_units)
 def check_context_units(
     function: Callable[[Sequence[Message]], Any], *, linear: bool = False
@@ -1536,6 +1583,7 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
 
 
 @_reported
+@_takes("estimate_context_chars", "messages")
 @_guarded(_estimate_context_chars, attributes=("record_chars", "line"))
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
@@ -1598,6 +1646,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
 
 
 @_reported
+@_takes("trim_context", "messages", "max_chars")
 @_guarded(_trim_context)
 def check_trim_context(
     function: Callable[[Sequence[Message], int], Any], *, linear: bool = False
@@ -1702,7 +1751,7 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
     title = f"context_max_chars = {shown(max_chars)}"
     question = w.keeps_question(3)
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-        return CheckReport(title, (CheckResult(question, False, w.budget_not_positive),))
+        return CheckReport(title, (), refusal=w.budget_refused(shown(max_chars)))
     try:
         requests = watched_first_run(max_chars)
     except ContextBudgetError as err:  # the chapter's phrase, and beside it its 释义
@@ -1781,6 +1830,7 @@ RECORD_CHAPTER_ORDER_NOTE = (
 
 
 @_reported
+@_takes("record", "messages", "session_path", "message")
 def check_record(record: Record) -> CheckReport:
     """Replay every `record()` call of 06's runs through the reader's `record(messages,
     session_path, message)`, as `run_agent`'s loop makes them, and compare memory and disk
@@ -1865,9 +1915,13 @@ def _record_failure(record: Record, path: Path) -> tuple[CheckResult, bool]:
     w = words()
     memory: list[Message] = []
     message = UserMessage(demo06.FIRST_RUN.prompt)
-    kind, _ = outcome_of(record, memory, path, message)
+    refused = outcome_of(reference_record, [], path, message)  # the disk's own error
+    kind, raised = outcome_of(record, memory, path, message)
     if kind != "error":
         return CheckResult(RECORD_FAILURE_CASE, False, w.record_swallowed), False
+    if str(raised).partition(":")[0] != str(refused[1]).partition(":")[0]:  # not the disk's
+        detail = w.should_but(_should(refused), _but((kind, raised)))
+        return CheckResult(RECORD_FAILURE_CASE, False, detail), False
     if memory not in ([], [message]):
         detail = w.record_differs(1, label(message), w.memory, [label(message)], _tags(memory))
         return CheckResult(RECORD_FAILURE_CASE, False, detail), False

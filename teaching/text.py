@@ -266,6 +266,15 @@ class Words(ListingWords):
 
     budget_not_positive: str = "预算应当是正整数（int，至少 1）"
 
+    def budget_refused(self, given: str) -> str:
+        return f"{self.budget_not_positive}，你传的是 {given}：没有运行"
+
+    def not_a_function(self, given: str) -> str:
+        return f"你传的不是函数：{given}，要传函数本身，不加引号、不加括号"
+
+    def wrong_parameters(self, call: str, count: int, theirs: str) -> str:
+        return f"练习的函数要接受 {count} 个参数，检查时这样调用它：{call}；你的函数是 {theirs}"
+
     def run_refused(self, error: str) -> str:
         return f"run_agent 没有跑完：裁剪时抛出了 {error}"
 

@@ -31,6 +31,7 @@ from teaching import buggy, demo06
 from teaching.chapter_variants import chapter_load_session, chapter_stringify
 from teaching.exercises import (
     RECORD_CHAPTER_ORDER_NOTE,
+    RECORD_FAILURE_CASE,
     CheckReport,
     check_context_max_chars,
     check_context_units,
@@ -1063,3 +1064,54 @@ def test_an_error_in_ones_own_words_is_told_to_use_the_chapters_phrase() -> None
         assert not any(
             words().trim_chapter_phrase in r.detail for r in check_trim_context(answer).results
         )
+
+
+# --- a check handed something it cannot call as the exercise's function --------------------
+
+
+def test_a_name_in_quotes_is_refused_in_one_line() -> None:
+    # the fifth reader: 42 lines of "TypeError: 'str' object is not callable"
+    from teaching.exercises import check_parse_session_message
+
+    report = check_parse_session_message("my_parse_session_message")  # type: ignore[arg-type]
+    shown_report = repr(report)
+    assert not report.ok and report.results == ()
+    assert len(shown_report.splitlines()) == 1, shown_report
+    assert "你传的不是函数：'my_parse_session_message'" in shown_report
+    assert "要传函数本身，不加引号、不加括号" in shown_report and "TypeError" not in shown_report
+    assert "不加引号、不加括号" in check_record(None)._repr_html_()  # type: ignore[arg-type]
+
+
+def test_a_function_with_the_wrong_parameters_is_refused_saying_how_many() -> None:
+    report = check_record(lambda a, b: None)  # type: ignore[arg-type,misc]
+    shown_report = repr(report)
+    assert not report.ok and report.results == ()
+    assert len(shown_report.splitlines()) == 1, shown_report
+    assert "3 个参数" in shown_report and "record(messages, session_path, message)" in shown_report
+    assert "PASS" not in shown_report and "positional" not in shown_report
+    assert repr(check_trim_context(lambda messages: messages)).count("2 个参数") == 1
+    # defaults and *args can take the call: they are checked, not refused
+    assert check_record(lambda messages, path, message, extra=None: reference_record(
+        messages, path, message)).results  # fmt: skip
+    assert check_trim_context(lambda *args: trim_context(*args)).results
+
+
+def test_an_error_that_is_not_the_disks_is_no_refused_write() -> None:
+    # "写盘失败时把错误抛出去" passed for a record() that crashed on its own
+    def crashes(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+        raise TypeError("takes 2 positional arguments but 3 were given")
+
+    report = check_record(crashes)
+    (failure,) = [r for r in report.results if r.name == RECORD_FAILURE_CASE]
+    assert not failure.passed and "TypeError" in failure.detail
+
+
+def test_a_budget_that_is_not_an_int_is_refused_in_one_line_under_no_case() -> None:
+    for wrong in ("750", 750.0, None, True, 0, -3):
+        report = check_context_max_chars(wrong)
+        shown_report = repr(report)
+        assert not report.ok and report.results == (), wrong
+        assert len(shown_report.splitlines()) == 1, shown_report
+        assert words().budget_not_positive in shown_report
+        assert words().keeps_question(3) not in shown_report
+    assert "'750'" in repr(check_context_max_chars("750"))
