@@ -1760,6 +1760,10 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
     third = requests[2]
     kept = len(third.sent) == len(third.disk)  # message 0, the question, is the oldest
     results = [CheckResult(question, kept, "" if kept else w.question_dropped)]
+    # short by the separators alone: the sum of the lines' lengths, but not the +1 of each
+    lengths = _estimate_context_chars(third.disk) - len(third.disk)
+    if not kept and lengths <= max_chars < lengths + len(third.disk):
+        results = [hinted(results[0], w.budget_forgot_separator)]
     if smallest:
         least = smallest_budget_keeping_question()
         results.append(

@@ -282,6 +282,9 @@ class Words(ListingWords):
         "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
         "（字符数等通过了再列出：先用上面每条消息的字符数自己算一算）"
     )
+    budget_forgot_separator: str = (
+        "差得不多：别忘了每条消息的分隔开销（+1）——估算是每条消息 JSON 的长度，再加每条一个分隔符"
+    )
     smallest_budget: str = "这是做得到这一点的最小预算"
 
     def sent_span(self, first: int, end: int) -> str:

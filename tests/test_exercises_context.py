@@ -43,6 +43,7 @@ from teaching.exercises import (
     reference_record,
     separator_readings,
     smallest_budget_keeping_question,
+    watched_first_run,
 )
 from teaching.mistakes import units_adjacent_only, units_off_by_one
 from teaching.samples import chapter_picture
@@ -1115,3 +1116,17 @@ def test_a_budget_that_is_not_an_int_is_refused_in_one_line_under_no_case() -> N
         assert words().budget_not_positive in shown_report
         assert words().keeps_question(3) not in shown_report
     assert "'750'" in repr(check_context_max_chars("750"))
+
+
+def test_a_budget_short_by_the_separators_is_told_to_count_them_without_the_answer() -> None:
+    least = smallest_budget_keeping_question()
+    third = watched_first_run(None)[2].disk
+    without = sum(js_length(record_line(m)) for m in third)  # the lines' lengths alone
+    assert least - without == len(third)  # 743 and 750 in 06
+    for budget in (without, least - 1):
+        report = check_context_max_chars(budget, smallest=True)
+        shown_report = repr(report)
+        assert shown_report.count(words().budget_forgot_separator) == 1, shown_report
+        assert str(least) not in shown_report
+    for budget in (without - 1, least, least + 1):
+        assert words().budget_forgot_separator not in repr(check_context_max_chars(budget))
