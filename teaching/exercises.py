@@ -17,6 +17,11 @@ in Chinese), never raises, and passes the package's own answer:
                                           push-then-append, or disk first);
                                           `buggy.seeded_record` is the exercise's wrong one
 
+A check handed something it cannot call as the exercise's function (a name in quotes, a
+function with other parameters) runs no case: its report is one line saying why
+(`CheckReport.refusal`). A reason repeated on several FAILs is shown in full once, then as
+同上 (`CheckResult.hints`).
+
 `report.ok` is True when every case passed. Reports name messages by their place in the
 case's history (`#1 assistant(a,b)`), show strings as their text in quotes (`shown`: a
 session line's `\\n` as the file holds it, not Python's doubled `\\\\n`) and never show a
@@ -1923,9 +1928,12 @@ def _record_failure(record: Record, path: Path) -> tuple[CheckResult, bool]:
     kind, raised = outcome_of(record, memory, path, message)
     if kind != "error":
         return CheckResult(RECORD_FAILURE_CASE, False, w.record_swallowed), False
-    if str(raised).partition(":")[0] != str(refused[1]).partition(":")[0]:  # not the disk's
-        detail = w.should_but(_should(refused), _but((kind, raised)))
-        return CheckResult(RECORD_FAILURE_CASE, False, detail), False
+    disk_error, raised_type = str(refused[1]).partition(":")[0], str(raised).partition(":")[0]
+    if raised_type != disk_error and not _is_os_error(raised_type):  # not the disk's error
+        said = str(raised).replace(str(path.parent.parent) + os.sep, "")  # no temp folder
+        return CheckResult(
+            RECORD_FAILURE_CASE, False, w.record_other_error(disk_error, said)
+        ), False
     if memory not in ([], [message]):
         detail = w.record_differs(1, label(message), w.memory, [label(message)], _tags(memory))
         return CheckResult(RECORD_FAILURE_CASE, False, detail), False

@@ -313,6 +313,13 @@ class Words(ListingWords):
         "（PEP 8：和 None 比较用 is / is not；一个路径对象可以定义 __len__ 或 __bool__，是假值却真能写）"
     )
     record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
+
+    def record_other_error(self, disk_error: str, raised: str) -> str:
+        return (
+            f"写盘失败时应当把操作系统的错误（这里是 {disk_error}）抛出去，但实际抛出的是 {raised}："
+            "这是 record 自己出的错，不是磁盘拒绝了写入"
+        )
+
     record_swallowed: str = "写盘失败了，record 却正常返回：磁盘和内存从此不一致，而且没人知道"
     record_list_unchanged: str = (
         "传进来的列表一条也没多：record 要把消息放进调用者的那个 messages（messages.append(message)，"
