@@ -17,6 +17,11 @@ in Chinese), never raises, and passes the package's own answer:
                                           push-then-append, or disk first);
                                           `buggy.seeded_record` is the exercise's wrong one
 
+A check handed something it cannot call as the exercise's function (a name in quotes, a
+function with other parameters) runs no case: its report is one line saying why
+(`CheckReport.refusal`). A reason repeated on several FAILs is shown in full once, then as
+同上 (`CheckResult.hints`).
+
 `report.ok` is True when every case passed. Reports name messages by their place in the
 case's history (`#1 assistant(a,b)`), show strings as their text in quotes (`shown`: a
 session line's `\\n` as the file holds it, not Python's doubled `\\\\n`) and never show a
@@ -34,13 +39,13 @@ import re
 import sys
 import tempfile
 import types
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields, is_dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from mini_agent.agent import run_agent
-from mini_agent.context import SMALLEST_UNIT_TOO_BIG, ContextBudgetError
+from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG, ContextBudgetError
 from mini_agent.context import context_units as _context_units
 from mini_agent.context import estimate_context_chars as _estimate_context_chars
 from mini_agent.context import trim_context as _trim_context
@@ -94,6 +99,20 @@ class CheckResult:
     passed: bool
     detail: str = ""
     folded: bool = False
+    hints: tuple[tuple[str, str], ...] = ()
+    """The reasons at the end of `detail`, each (the separator before it, its text): a report
+    shows a reason in full the first time only (`Words.same_as_above`)."""
+
+
+def hinted(result: CheckResult, *reasons: str) -> CheckResult:
+    """`result`, its detail followed by the `reasons` (the first after `：`, the rest `；`)."""
+    said = [
+        (("：" if n == 0 else "；"), reason) for n, reason in enumerate(r for r in reasons if r)
+    ]
+    if not said:
+        return result
+    detail = result.detail + "".join(sep + reason for sep, reason in said)
+    return replace(result, detail=detail, hints=(*result.hints, *said))
 
 
 @dataclass(frozen=True)
@@ -104,10 +123,12 @@ class CheckReport:
     title: str
     results: tuple[CheckResult, ...]
     notes: tuple[str, ...] = ()
+    refusal: str = ""
+    """Why no case ran (the check was handed no function, or the wrong one): one line."""
 
     @property
     def ok(self) -> bool:
-        return all(result.passed for result in self.results)
+        return not self.refusal and all(result.passed for result in self.results)
 
     def summary(self) -> str:
         passed = sum(result.passed for result in self.results)
@@ -118,14 +139,26 @@ class CheckReport:
         would be, its name saying how many (`Words.called_again`)."""
         folded = sum(result.folded for result in self.results)
         rows: list[CheckResult] = []
+        said: set[str] = set()  # the reasons shown in full so far
         for result in self.results:
-            if not result.folded:
+            if result.folded:
+                if not any(row.folded for row in rows):
+                    rows.append(CheckResult(words().called_again(folded), False, "", folded=True))
+                continue
+            if result.passed or not result.hints:
                 rows.append(result)
-            elif not any(row.folded for row in rows):
-                rows.append(CheckResult(words().called_again(folded), False, "", folded=True))
+                continue
+            ending = "".join(sep + reason for sep, reason in result.hints)
+            reasons = [sep + (words().same_as_above(reason) if reason in said else reason)
+                       for sep, reason in result.hints]  # fmt: skip
+            said.update(reason for _, reason in result.hints)
+            detail = result.detail.removesuffix(ending) + "".join(reasons)
+            rows.append(replace(result, detail=detail))
         return rows
 
     def __repr__(self) -> str:
+        if self.refusal:
+            return visible_text(f"{self.title}：{self.refusal}")
         rows = [self.summary(), *(f"  {note}" for note in self.notes)]
         for result in self.shown_results():
             mark = PASS if result.passed else FAIL
@@ -135,6 +168,9 @@ class CheckReport:
 
     def _repr_html_(self) -> str:
         colours = palette()
+        if self.refusal:
+            said = visible_html(f"{self.title}：{self.refusal}")
+            return page(f"<p style='color:{colours.error}'><b>{said}</b></p>")
         notes = "".join(f"<div>{visible_html(note)}</div>" for note in self.notes)
         items = "".join(
             f"<li style='color:{colours.tool if r.passed else colours.error}'>"
@@ -209,6 +245,41 @@ def _reported(check: _Check) -> _Check:
         return report
 
     return cast(_Check, run)
+
+
+def _takes(name: str, *parameters: str) -> Callable[[_Check], _Check]:
+    """A check that first makes sure it was handed a function it can call as the exercise's
+    `name(*parameters)`; if not, its report is one line saying so, and no case runs."""
+
+    def decorate(check: _Check) -> _Check:
+        @functools.wraps(check)
+        def run(function: Any, *args: Any, **kwargs: Any) -> CheckReport:
+            refusal = _refusal(function, name, parameters)
+            if refusal:
+                return CheckReport(name, (), refusal=refusal)
+            return check(function, *args, **kwargs)
+
+        return cast(_Check, run)
+
+    return decorate
+
+
+def _refusal(function: Any, name: str, parameters: Sequence[str]) -> str:
+    """Why `function` cannot be called as `name(*parameters)`; "" when it can (or when its
+    signature cannot be read: then the cases tell)."""
+    w = words()
+    if not callable(function):
+        return w.not_a_function(shown(function))
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return ""
+    try:
+        signature.bind(*(None for _ in parameters))
+    except TypeError:
+        own = f"{getattr(function, '__name__', '')}{signature}"
+        return w.wrong_parameters(f"{name}({', '.join(parameters)})", len(parameters), own)
+    return ""
 
 
 Outcome = tuple[str, Any]  # ("value", result) or ("error", "ExceptionType: message")
@@ -286,7 +357,7 @@ def run_cases(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool] | None = None,
     expect: Callable[[Outcome], str] | None = None,
-    why: Callable[[Outcome, Outcome], str] = lambda expected, got: "",
+    why: Callable[[Outcome, Outcome], str | Sequence[str]] = lambda expected, got: "",
 ) -> CheckReport:
     """Run `theirs` and `ours` on every case's arguments and compare their outcomes.
 
@@ -302,13 +373,18 @@ def run_cases(
         expected, got = outcome_of(ours, *args), outcome_of(theirs, *args)
         passed = equal(expected, got)
         shown_expected, shown_got = _differing(expected, got)
-        detail = ""
+        result = CheckResult(name, passed)
         if not passed:
-            detail = words().should_but(should(shown_expected), _but(shown_got))
-            reason = why(expected, got)
-            detail += f"：{reason}" if reason else ""
-        results.append(CheckResult(name, passed, detail))
+            result = CheckResult(
+                name, False, words().should_but(should(shown_expected), _but(shown_got))
+            )
+            result = hinted(result, *_reasons(why(expected, got)))
+        results.append(result)
     return CheckReport(title, tuple(results))
+
+
+def _reasons(said: str | Sequence[str]) -> tuple[str, ...]:
+    return (said,) if isinstance(said, str) else tuple(said)
 
 
 def _strictly_equal(expected: Outcome, got: Outcome) -> bool:
@@ -610,6 +686,7 @@ def _parse_why(
 
 
 @_reported
+@_takes("parse_session_message", "value")
 def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `parse_session_message(value)` against the package's, on parsed JSON.
 
@@ -649,7 +726,7 @@ def answer_hinted(report: CheckReport) -> CheckReport:
             if any(said in result.detail for result in results):
                 r = CheckResult(r.name, r.passed, r.detail, folded=True)
             else:
-                r = CheckResult(r.name, r.passed, f"{r.detail}：{words().called_the_answer}")
+                r = hinted(r, words().called_the_answer)
         results.append(r)
     return CheckReport(report.title, tuple(results), report.notes)
 
@@ -679,7 +756,9 @@ def run_either(
     cases: Sequence[tuple[str, tuple[Any, ...]]],
     same: Callable[[Outcome, Outcome], bool],
     expect: Callable[[Outcome], str],
-    why: Callable[[Outcome, Outcome, Outcome], str] = lambda expected, got, chapter: "",
+    why: Callable[[Outcome, Outcome, Outcome], str | Sequence[str]] = (
+        lambda expected, got, chapter: ""
+    ),
 ) -> CheckReport:
     """`run_cases` with two right answers: the package's (`ours`) and the chapter's literal
     one (`chapters`). Where the kit differs on purpose, agreeing with either passes, and a
@@ -690,16 +769,15 @@ def run_either(
         got = outcome_of(theirs, *args)
         expected, chapter = outcome_of(ours, *args), outcome_of(chapters, *args)
         passed = same(expected, got) or same(chapter, got)
-        detail = ""
+        result = CheckResult(name, passed)
         if not passed:
             shown_expected, shown_got = _differing(expected, got)
             should = expect(shown_expected)
             if not same(expected, chapter):
                 should += "，或照本章" + expect(_differing(chapter, got)[0]).removeprefix("应当")
-            detail = words().should_but(should, _but(shown_got))
-            reason = why(expected, got, chapter)
-            detail += f"：{reason}" if reason else ""
-        results.append(CheckResult(name, passed, detail))
+            result = CheckResult(name, False, words().should_but(should, _but(shown_got)))
+            result = hinted(result, *_reasons(why(expected, got, chapter)))
+        results.append(result)
     return CheckReport(title, tuple(results))
 
 
@@ -778,7 +856,7 @@ _NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F]\w\w|
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
-def _line_differences(expected: Outcome, got: Outcome) -> str:
+def _line_differences(expected: Outcome, got: Outcome) -> str | list[str]:
     """When the reader's line is the package's JSON written another way, what the way is: a
     newline at the end, spaces between the tokens (`json.dumps`' default separators),
     `\\uXXXX` for text JavaScript writes as itself (`ensure_ascii`), keys in another order;
@@ -796,7 +874,7 @@ def _line_differences(expected: Outcome, got: Outcome) -> str:
     try:
         ours_value, their_value = json.loads(line), json.loads(theirs)
     except ValueError:
-        return "；".join(notes)
+        return notes
     if ours_value != their_value:  # dicts compare without their order; 1.0 == 1
         notes += _key_notes(ours_value, their_value)
     if _JSON_STRING.sub("", theirs) != _JSON_STRING.sub("", theirs).translate(_NO_SPACE):
@@ -804,13 +882,13 @@ def _line_differences(expected: Outcome, got: Outcome) -> str:
     if len(_NON_ASCII_ESCAPE.findall(theirs)) > len(_NON_ASCII_ESCAPE.findall(line)):
         notes.append(w.line_ascii)
     if ours_value != their_value:
-        return "；".join(notes)
+        return notes
     if _NUMBER.findall(_JSON_STRING.sub("", theirs)) != _NUMBER.findall(_JSON_STRING.sub("", line)):
         notes.append(w.line_floats)
     orders = _other_key_order(ours_value, their_value)
     if orders is not None:
         notes.append(w.only_key_order(*orders))
-    return "；".join(notes)
+    return notes
 
 
 def _key_notes(ours: Any, theirs: Any) -> list[str]:
@@ -832,6 +910,7 @@ def _key_notes(ours: Any, theirs: Any) -> list[str]:
 
 
 @_reported
+@_takes("record_line", "message")
 @_guarded(record_line, chapter_stringify, to_record, attributes=("line",))
 def check_record_line(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `record_line(message)` (the on-disk line, without its newline): the
@@ -879,6 +958,7 @@ _ASSISTANT = '{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"re
 _TOOL = '{"role":"tool","content":"a 的内容","toolCallId":"a","isError":false}'
 
 _LONE_CR = "两条记录之间只有一个 \\r：不是换行，第 1 行不是合法的 JSON"
+_SKIPPED = "坏的第 2 行不会被跳过，即使后面还有好行"
 _SPACES = "只有空格的一行不算空行"  # a FAIL says why: `Words.spaces_not_blank`
 _BLANK_THEN_BAD = (  # where the two numberings differ: the kit's physical line, the chapter's
     "空行之后的坏行：物理行 4，或照本章数非空行：第 2 行",
@@ -899,7 +979,7 @@ LOAD_CASES: tuple[tuple[str, str | None], ...] = (
     ),
     ("第 2 行 role 未知", f'{_USER}\n{{"role":"nope","content":"x"}}\n'),
     ("第 2 行是 JSON，但不是对象", f"{_USER}\n[1,2]\n"),
-    ("坏的第 2 行不会被跳过，即使后面还有好行", f"{_USER}\n{{\n{_USER}\n"),
+    (_SKIPPED, f"{_USER}\n{{\n{_USER}\n"),
     (_BLANK_THEN_BAD[0], f"{_USER}\n\n\n[1,\n"),
     (_BLANK_THEN_BAD[1], f'{_USER}\n\n{{"role":"nope","content":"x"}}\n'),
     (_SPACES, f"{_USER}\n   \n"),
@@ -950,10 +1030,16 @@ def _phrase_and_line(outcome: Outcome) -> tuple[str, int] | None:
     return phrase, int(number)
 
 
-def _load_why(expected: Outcome, got: Outcome, chapter: Outcome) -> str:
-    """What a FAIL of `load_session` adds: a message not in the chapter's words; line 0, or a
-    line one less than the kit's or the chapter's (lines counted from 0); else `_lone_cr_why`."""
+def _load_why(expected: Outcome, got: Outcome, chapter: Outcome, skips: bool = False) -> str:
+    """What a FAIL of `load_session` adds: an OS error other than a missing file read as an
+    empty session; a message not in the chapter's words; line 0, or a line one less than the
+    kit's or the chapter's (lines counted from 0); else `_lone_cr_why`; else, from an answer
+    that `skips` bad lines, a bad line read back as no message."""
     w = words()
+    if expected[0] == "error" and got == ("value", []):
+        kind = str(expected[1]).partition(": ")[0]
+        if _is_os_error(kind) and kind != FileNotFoundError.__name__:
+            return w.only_missing_file_is_empty
     wanted = [_phrase_and_line(expected), _phrase_and_line(chapter)]
     if wanted[0] is not None and got[0] == "error" and _phrase_and_line(got) is None:
         message = str(got[1]).partition(": ")[2]
@@ -964,10 +1050,14 @@ def _load_why(expected: Outcome, got: Outcome, chapter: Outcome) -> str:
         return w.line_zero
     if said is not None and any(want == (said[0], said[1] + 1) for want in wanted):
         return w.line_numbers_from_one
-    return _lone_cr_why(expected, got)
+    if note := _lone_cr_why(expected, got, skips):
+        return note
+    if skips and wanted[0] is not None and got[0] == "value" and isinstance(got[1], list):
+        return w.bad_line_skipped
+    return ""
 
 
-def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
+def _lone_cr_why(expected: Outcome, got: Outcome, skips: bool = False) -> str:
     """The note for a lone `\r` read as a line break (`read_text`, `splitlines`): two messages
     where line 1 is not JSON; for a U+2028 read as one (`splitlines`): line 1 not JSON where
     it is; "" for any other failure (a wrong phrase has its own FAIL)."""
@@ -977,10 +1067,13 @@ def _lone_cr_why(expected: Outcome, got: Outcome) -> str:
         return words().lone_carriage_return
     held = expected[0] == "value" and any("\u2028" in m.content for m in expected[1])
     split_at_u2028 = got[0] == "error" and INVALID_JSON in str(got[1])
+    if skips and got[0] == "value" and isinstance(got[1], list):  # its halves skipped
+        split_at_u2028 = not any("\u2028" in getattr(m, "content", "") for m in got[1])
     return words().split_at_u2028 if held and split_at_u2028 else ""
 
 
 @_reported
+@_takes("load_session", "path")
 @_guarded(load_session, chapter_load_session, parse_session_lines, parse_session_bytes)
 def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     """The reader's `load_session(path)`: files written here, compared with the package's and
@@ -999,6 +1092,10 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             cases.append((name, (path,)))
         (root / "a-directory").mkdir()
         cases.append(("路径是目录：操作系统错误照常抛出", (root / "a-directory",)))
+        # a bad line between good ones read back as messages: the answer skips bad lines
+        (bad,) = [args for name, args in cases if name == _SKIPPED]
+        skipped = outcome_of(fn, *bad)
+        skips = skipped[0] == "value" and isinstance(skipped[1], list) and len(skipped[1]) > 0
         report = run_either(
             "load_session",
             fn,
@@ -1007,7 +1104,7 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             cases,
             _same_load,
             _load_expectation,
-            _load_why,
+            lambda expected, got, chapter: _load_why(expected, got, chapter, skips),
         )
         numbering = _one_numbering(fn, [args for name, args in cases if name in _BLANK_THEN_BAD])
         # the line of spaces read back as no message: it was skipped as a blank line
@@ -1021,9 +1118,10 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         detail = result.detail
         for text in hidden:
             detail = detail.replace(text, "")
-        if not result.passed and result.name == _SPACES and skipped_spaces:
-            detail += f"：{words().spaces_not_blank}"
-        results.append(CheckResult(result.name, result.passed, detail))
+        result = replace(result, detail=detail)
+        if not result.passed and result.name == _SPACES and skipped_spaces and not skips:
+            result = hinted(result, words().spaces_not_blank)
+        results.append(result)
     return CheckReport(report.title, (*results, numbering))
 
 
@@ -1188,11 +1286,48 @@ def _units_not_lists(expected: Outcome, got: Outcome) -> str:
     return words().units_not_lists(outer, inner) if outer or inner else ""
 
 
-def _units_why(expected: Outcome, got: Outcome) -> str:
+def _as_units(outcome: Outcome) -> list[list[Any]] | None:
+    """A returned list (or tuple) of units as lists, else `None`."""
+    value = outcome[1]
+    if outcome[0] != "value" or not isinstance(value, (list, tuple)):
+        return None
+    if not all(isinstance(unit, (list, tuple)) for unit in value):
+        return None
+    return [list(unit) for unit in value]
+
+
+def _unit_mistakes(function: Callable[[Sequence[Message]], Any]) -> set[str]:
+    """The scan mistakes `function` makes, told by what it returns on three small histories:
+    "never" (a result not grouped even right after its assistant), "adjacent" (grouped only
+    when its assistant is the message right before), "> 0" (an assistant at index 0 never
+    grouped). On the cases these can cut alike; here each is seen alone."""
+    question, call, aside, answer = (
+        UserMessage("问"),
+        _read("a"),
+        UserMessage("插一句"),
+        _result("a"),
+    )
+
+    def alone(history: list[Message]) -> bool:  # every message its own unit
+        return _as_units(outcome_of(function, history)) == [[message] for message in history]
+
+    if alone([question, call, answer]):
+        return {"never"}
+    found = set()
+    if alone([question, call, aside, answer]):
+        found.add("adjacent")
+    if alone([call, answer]):
+        found.add("> 0")
+    return found
+
+
+def _units_why(expected: Outcome, got: Outcome, mistakes: Collection[str] = ()) -> str:
     """What a FAIL of `context_units` adds: the units as tuples (`_units_not_lists`), the
-    right units newest first (the `unshift` read as `append`), the declarer searched from the
-    start (`units_earliest_declarer`: the earliest one, not the nearest), a unit without the result the
-    scan met (`messages[j:i]`), or one of two messages where the chapter slices the whole run."""
+    right units newest first (the `unshift` read as `append`), no result grouped at all, the
+    declarer searched from the start (`units_earliest_declarer`: the earliest one, not the
+    nearest), only the message before searched or `> 0` (each where `_unit_mistakes` saw
+    it), a unit without the result the scan met (`messages[j:i]`), or one of two messages
+    where the chapter slices the whole run."""
     if note := _units_not_lists(expected, got):
         return note
     if not _both_sequences(expected, got):
@@ -1204,14 +1339,18 @@ def _units_why(expected: Outcome, got: Outcome) -> str:
         return ""
     if theirs[::-1] == ours:
         return words().units_reversed
+    if "never" in mistakes and all(len(unit) == 1 for unit in theirs):
+        return words().units_never_grouped
     history = getattr(got[1], "history", None)  # `_shown` keeps it beside the answer
     if history is not None and theirs == units_earliest_declarer(history):
         return words().units_earliest_declarer
-    if history is not None:  # on some histories both mistakes cut alike: then name both
-        mistakes = {units_adjacent_only: words().units_adjacent_only,
-                    units_off_by_one: words().units_off_by_one}  # fmt: skip
-        if said := [hint for cut, hint in mistakes.items() if theirs == cut(history)]:
-            return "；或者：".join(said)
+    if history is not None:  # only a mistake the answer makes, where it cuts this case
+        cuts = (("adjacent", units_adjacent_only, words().units_adjacent_only),
+                ("> 0", units_off_by_one, words().units_off_by_one))  # fmt: skip
+        if said := [
+            hint for name, cut, hint in cuts if name in mistakes and theirs == cut(history)
+        ]:
+            return "；".join(said)
     present = {id(message) for unit in theirs for message in unit}
     whole = [unit for unit in ours if len(unit) >= 2 and unit not in theirs]
     if any(unit[:-1] in theirs and id(unit[-1]) not in present for unit in whole):
@@ -1224,6 +1363,31 @@ def _units_why(expected: Outcome, got: Outcome) -> str:
     ):
         return words().units_two_messages  # what lay between them lost
     return ""
+
+
+_RAISED_ON_PURPOSE = {"ContextBudgetError", "ValueError", "RuntimeError", "Exception"}
+"""Exceptions an answer raises itself (a TypeError or an IndexError is a crash, not a phrase)."""
+
+
+def _trim_why(
+    expected: Outcome,
+    got: Outcome,
+    function: Callable[..., Any],
+    messages: Sequence[Message],
+    max_chars: int,
+) -> str:
+    """What a FAIL of `trim_context` adds: a budget exactly full refused (`>=` for `>`: one
+    more character and the answer keeps what it should), an error in the reader's own words,
+    else `_kept_why`."""
+    w = words()
+    exactly_full = expected[0] == "value" and _estimate_context_chars(expected[1]) == max_chars
+    if exactly_full and _same_text(expected, outcome_of(_shown(function), messages, max_chars + 1)):
+        return w.budget_equal_fits
+    if expected[0] == got[0] == "error":
+        kind, _, message = str(got[1]).partition(": ")
+        if kind in _RAISED_ON_PURPOSE and message not in (SMALLEST_UNIT_TOO_BIG, EMPTY_CONTEXT):
+            return w.trim_chapter_phrase
+    return _kept_why(expected, got)
 
 
 def _kept_why(expected: Outcome, got: Outcome) -> str:
@@ -1271,6 +1435,7 @@ def _message_expectation(expected: Outcome) -> str:
 
 
 @_reported
+@_takes("context_units", "messages")
 @_guarded(_context_units)
 def check_context_units(
     function: Callable[[Sequence[Message]], Any], *, linear: bool = False
@@ -1281,6 +1446,7 @@ def check_context_units(
     results, where the chapter's inner search reads every earlier assistant's `tool_calls` for
     each of them (n²/2 reads) and a forward scan reads each once."""
     cases = [(name, (history,)) for name, history in _unit_cases()]
+    mistakes = _unit_mistakes(function)
     report = run_cases(
         "context_units",
         _shown(function),
@@ -1288,7 +1454,7 @@ def check_context_units(
         cases,
         _same_text,
         _message_expectation,
-        _units_why,
+        lambda expected, got: _units_why(expected, got, mistakes),
     )
     if not linear:
         return report
@@ -1418,13 +1584,11 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
     if not fitting:
         return results
     note = dict(words().estimate_forms)[fitting[0]]
-    return [
-        CheckResult(r.name, r.passed, f"{r.detail}：{note}") if index in forms else r
-        for index, r in enumerate(results)
-    ]
+    return [hinted(r, note) if index in forms else r for index, r in enumerate(results)]
 
 
 @_reported
+@_takes("estimate_context_chars", "messages")
 @_guarded(_estimate_context_chars, attributes=("record_chars", "line"))
 def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -> CheckReport:
     """Check a reader's `estimate_context_chars(messages)`: the `JSON.stringify` length of
@@ -1463,15 +1627,17 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         counted = got[0] == "value" and isinstance(value, int) and not isinstance(value, bool)
         in_utf16 = counted and value - lines in allowed
         in_code_points = counted and not in_utf16 and value - points in allowed
-        detail = ""
+        result = CheckResult(name, in_code_points or in_utf16)
         if in_code_points or in_utf16:
             pass
         elif got[0] == "value" and count > 1 and value - lines == 2 * count:
-            detail = w.two_per_message(value, lines + count)
+            result = CheckResult(name, False, w.two_per_message(value, lines + count))
         else:
-            detail = w.should_but(w.separator_choices(lines, allowed), _but(got))
+            result = CheckResult(
+                name, False, w.should_but(w.separator_choices(lines, allowed), _but(got))
+            )
             if counted and value in (lines, points) and count:
-                detail += f"：{w.no_separator}"
+                result = hinted(result, w.no_separator)
             if counted:
                 forms[len(results)] = _forms_of(history, lines, value, allowed)
         if in_code_points:
@@ -1480,11 +1646,12 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
         if (in_code_points or in_utf16) and count > 1:
             overhead = value - (lines if in_utf16 else points)
             notes.append(f"{name}（{count} 条消息）：{_separator_note(count, overhead)}")
-        results.append(CheckResult(name, in_code_points or in_utf16, detail))
+        results.append(result)
     return CheckReport(w.estimate_title, tuple(_with_form_notes(results, forms)), tuple(notes))
 
 
 @_reported
+@_takes("trim_context", "messages", "max_chars")
 @_guarded(_trim_context)
 def check_trim_context(
     function: Callable[[Sequence[Message], int], Any], *, linear: bool = False
@@ -1517,14 +1684,20 @@ def check_trim_context(
         ("孤立结果可以单独保留", (orphaned, orphan_only)),
         ("遇到第一个装不下的单元就停，不跳过", (skip_trap, skip_budget)),
     ]
+    asked: list[tuple[Any, ...]] = []
+
+    def theirs(*args: Any) -> Any:
+        asked.append(args)  # `why` reads the case's arguments after this case
+        return _shown(function)(*args)
+
     report = run_cases(
         "trim_context",
-        _shown(function),
+        theirs,
         _shown(_trim_context),
         cases,
         _same_text,
         _message_expectation,
-        _kept_why,
+        lambda expected, got: _trim_why(expected, got, function, *asked[-1]),
     )
     if not linear:
         return report
@@ -1583,7 +1756,7 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
     title = f"context_max_chars = {shown(max_chars)}"
     question = w.keeps_question(3)
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-        return CheckReport(title, (CheckResult(question, False, w.budget_not_positive),))
+        return CheckReport(title, (), refusal=w.budget_refused(shown(max_chars)))
     try:
         requests = watched_first_run(max_chars)
     except ContextBudgetError as err:  # the chapter's phrase, and beside it its 释义
@@ -1592,6 +1765,10 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
     third = requests[2]
     kept = len(third.sent) == len(third.disk)  # message 0, the question, is the oldest
     results = [CheckResult(question, kept, "" if kept else w.question_dropped)]
+    # short by the separators alone: the sum of the lines' lengths, but not the +1 of each
+    lengths = _estimate_context_chars(third.disk) - len(third.disk)
+    if not kept and lengths <= max_chars < lengths + len(third.disk):
+        results = [hinted(results[0], w.budget_forgot_separator)]
     if smallest:
         least = smallest_budget_keeping_question()
         results.append(
@@ -1662,6 +1839,7 @@ RECORD_CHAPTER_ORDER_NOTE = (
 
 
 @_reported
+@_takes("record", "messages", "session_path", "message")
 def check_record(record: Record) -> CheckReport:
     """Replay every `record()` call of 06's runs through the reader's `record(messages,
     session_path, message)`, as `run_agent`'s loop makes them, and compare memory and disk
@@ -1685,7 +1863,7 @@ def check_record(record: Record) -> CheckReport:
         falsy = _replay(w.record_case_falsy_path, record, [], folder / "c.jsonl", first,
                         given=CountedSession(folder / "c.jsonl"))  # fmt: skip
         if not falsy.passed and results[0].passed:  # only the path's truthiness differs
-            falsy = CheckResult(falsy.name, False, f"{falsy.detail}：{w.record_truthy_path}")
+            falsy = hinted(falsy, w.record_truthy_path)
         results.append(falsy)
     notes = (RECORD_CHAPTER_ORDER_NOTE,) if memory_ahead else ()
     return CheckReport("record", tuple(results), notes)
@@ -1719,10 +1897,12 @@ def _replay(
         for where, state in ((w.memory, memory), (w.disk, _disk(path))):
             if state is not None and state != expected:
                 tags = _tags(expected), _tags(state)
-                detail = w.record_differs(count, label(message), where, *tags)
+                result = CheckResult(
+                    name, False, w.record_differs(count, label(message), where, *tags)
+                )
                 if state is memory and memory == start:  # not one message more in memory
-                    detail += f"：{unchanged}"
-                return CheckResult(name, False, detail)
+                    result = hinted(result, unchanged)
+                return result
     return CheckResult(name, True)
 
 
@@ -1744,9 +1924,16 @@ def _record_failure(record: Record, path: Path) -> tuple[CheckResult, bool]:
     w = words()
     memory: list[Message] = []
     message = UserMessage(demo06.FIRST_RUN.prompt)
-    kind, _ = outcome_of(record, memory, path, message)
+    refused = outcome_of(reference_record, [], path, message)  # the disk's own error
+    kind, raised = outcome_of(record, memory, path, message)
     if kind != "error":
         return CheckResult(RECORD_FAILURE_CASE, False, w.record_swallowed), False
+    disk_error, raised_type = str(refused[1]).partition(":")[0], str(raised).partition(":")[0]
+    if raised_type != disk_error and not _is_os_error(raised_type):  # not the disk's error
+        said = str(raised).replace(str(path.parent.parent) + os.sep, "")  # no temp folder
+        return CheckResult(
+            RECORD_FAILURE_CASE, False, w.record_other_error(disk_error, said)
+        ), False
     if memory not in ([], [message]):
         detail = w.record_differs(1, label(message), w.memory, [label(message)], _tags(memory))
         return CheckResult(RECORD_FAILURE_CASE, False, detail), False

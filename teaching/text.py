@@ -10,11 +10,12 @@ lines (help, summaries, errors) are in `cli_text`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
 from mini_agent import listing
-from mini_agent.context import estimate_context_chars
+from mini_agent.context import EMPTY_CONTEXT, SMALLEST_UNIT_TOO_BIG, estimate_context_chars
 from mini_agent.listing import ListingWords, Messages
 from mini_agent.visible import visible
 
@@ -158,6 +159,11 @@ class Words(ListingWords):
         "练习要你自己把它写出来，检查时这个调用会直接报错"
     )
 
+    def same_as_above(self, reason: str) -> str:
+        """What a report shows for a reason it has already shown in full: its opening words."""
+        opening = re.split("[：，；。（]", reason, maxsplit=1)[0]
+        return f"同上（{opening[:40]}……）"
+
     def called_again(self, count: int) -> str:
         """The one line for the other `count` cases that called the answer too."""
         return f"另外 {count} 个用例同上：也都调用了练习要你写的那个函数，不再逐条列出"
@@ -212,14 +218,33 @@ class Words(ListingWords):
         "没有第 0 行：行从 1 数起，和编辑器左边显示的一样，文件的第一行是第 1 行；"
         "enumerate 默认从 0 数，写 enumerate(..., start=1)"
     )
+    phrase_rule: str = "错误消息要用本章的英文原话，一字不差："
     chapter_phrase: str = (
-        "错误消息要以本章的英文原话开头，一字不差：不是 JSON 的行是 invalid session JSON at line N，"
-        "判别不通过的行是 invalid session record at line N（N 是行号）。后面可以再加细节，"
+        phrase_rule + "不是 JSON 的行是 invalid session JSON at line N，"
+        "判别不通过的行是 invalid session record at line N（N 是行号）。以原话开头就行，后面可以再加细节，"
         "本包就在冒号后面补了一句英文；读者看到的中文释义是笔记本另加的，不在错误消息里"
     )
+    trim_chapter_phrase: str = (
+        phrase_rule + f"最新的单元就装不下时是 {SMALLEST_UNIT_TOO_BIG}，一个单元也没装下时是 "
+        f"{EMPTY_CONTEXT}。读者看到的中文释义是笔记本另加的，不在错误消息里"
+    )
+    budget_equal_fits: str = (
+        "预算恰好等于要发的字符数时，它们装得下：本章的判断是 estimateContextChars([...unit, ...kept]) "
+        "> maxChars 才算装不下，刚好等于不算超；写 > max_chars，别写 >="
+    )
     split_at_u2028: str = (
-        "这一行被切成了两半：splitlines() 不只在 \\n 处断行，也在 U+2028 这类“行分隔符”处断行，而 JSON "
-        '字符串里可以原样写着它。本章是 text.split("\\n")，只在 \\n 处断：Python 里也写 text.split("\\n")'
+        "这一行被切成了两半：str.splitlines() 不只在 \\n 处断行，也在 \\r、U+2028、U+2029、\\x85、"
+        "\\x0b、\\x0c 这些“行分隔符”处断行，而 JSON 字符串里可以原样写着 U+2028。"
+        '本章是 text.split("\\n")，只在 \\n 处断：Python 里也写 text.split("\\n")'
+    )
+    only_missing_file_is_empty: str = (
+        "只有“文件不存在”才是空会话：本章只把 ENOENT（Python 里是 FileNotFoundError）当成 []，"
+        "“其他错误原样向上抛，不吞”。写 except FileNotFoundError:，别写 except OSError:——"
+        "路径是目录、没有权限这些错误要照常抛出"
+    )
+    bad_line_skipped: str = (
+        "坏行被跳过了：本章从不跳过坏行，遇到一行不是 JSON 或判别不通过，就抛出带着行号的错误"
+        "（invalid session JSON at line N / invalid session record at line N）；只有空行才跳过"
     )
     no_separator: str = (
         "你没有加分隔开销：本章说“再加分隔开销”，本包每条消息加 1（JSONL 每行末尾的换行）"
@@ -241,12 +266,24 @@ class Words(ListingWords):
 
     budget_not_positive: str = "预算应当是正整数（int，至少 1）"
 
+    def budget_refused(self, given: str) -> str:
+        return f"{self.budget_not_positive}，你传的是 {given}：没有运行"
+
+    def not_a_function(self, given: str) -> str:
+        return f"你传的不是函数：{given}，要传函数本身，不加引号、不加括号"
+
+    def wrong_parameters(self, call: str, count: int, theirs: str) -> str:
+        return f"练习的函数要接受 {count} 个参数，检查时这样调用它：{call}；你的函数是 {theirs}"
+
     def run_refused(self, error: str) -> str:
         return f"run_agent 没有跑完：裁剪时抛出了 {error}"
 
     question_dropped: str = (
         "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
         "（字符数等通过了再列出：先用上面每条消息的字符数自己算一算）"
+    )
+    budget_forgot_separator: str = (
+        "差得不多：别忘了每条消息的分隔开销（+1）——估算是每条消息 JSON 的长度，再加每条一个分隔符"
     )
     smallest_budget: str = "这是做得到这一点的最小预算"
 
@@ -276,6 +313,13 @@ class Words(ListingWords):
         "（PEP 8：和 None 比较用 is / is not；一个路径对象可以定义 __len__ 或 __bool__，是假值却真能写）"
     )
     record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
+
+    def record_other_error(self, disk_error: str, raised: str) -> str:
+        return (
+            f"写盘失败时应当把操作系统的错误（这里是 {disk_error}）抛出去，但实际抛出的是 {raised}："
+            "这是 record 自己出的错，不是磁盘拒绝了写入"
+        )
+
     record_swallowed: str = "写盘失败了，record 却正常返回：磁盘和内存从此不一致，而且没人知道"
     record_list_unchanged: str = (
         "传进来的列表一条也没多：record 要把消息放进调用者的那个 messages（messages.append(message)，"
@@ -312,9 +356,16 @@ class Words(ListingWords):
     )
 
     units_adjacent_only: str = (
-        "你只看了紧挨着的前一条：本章用内层循环从 index - 1 一直往前找声明这个 toolCallId 的 assistant"
-        "（for (let i = index - 1; i >= 0; i--)）。tool b 前面是 tool a，不是 assistant；找到之后，"
+        "你只看了紧挨着的前一条：结果前面那条不一定是声明它的 assistant，中间可能隔着别的消息。"
+        "本章用内层循环从 index - 1 一直往前找声明这个 toolCallId 的 assistant"
+        "（for (let i = index - 1; i >= 0; i--)）；找到之后，"
         "夹在中间的消息也整段划进单元（slice(assistantIndex, index + 1)）"
+    )
+
+    units_never_grouped: str = (
+        "tool 结果一条也没有和它的 assistant 成组，每条消息都自成一个单元：message 是 tool 时，"
+        "要用本章的内层循环往前找声明这个 toolCallId 的 assistant，找到了就把 "
+        "messages[下标 : index + 1] 整段作为一个单元，再让 index 跳到下标 - 1"
     )
 
     units_off_by_one: str = (

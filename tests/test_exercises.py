@@ -3,6 +3,7 @@ faithful one, fails every plausible wrong answer, and never crashes on a reader'
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import tempfile
@@ -28,6 +29,7 @@ from mini_agent.session import record_line
 from teaching.chapter_variants import chapter_load_session, chapter_stringify
 from teaching.exercises import (
     _LONE_CR,
+    _SPACES,
     CALLS_CASES,
     DISCRIMINATION_CASES,
     LOAD_CASES,
@@ -872,10 +874,9 @@ VERDICTS = {
 }
 
 
-@pytest.mark.parametrize("mistake", ["strip", "bad lines skipped"])
-def test_a_line_of_spaces_kept_as_blank_is_told_why_it_is_a_bad_line(mistake: str) -> None:
+def test_a_line_of_spaces_kept_as_blank_is_told_why_it_is_a_bad_line() -> None:
     # JSON.parse("   ") throws, and filter(Boolean) keeps "   ": the FAIL says both
-    report = check_load_session(lambda path: reader_load(path, mistake))
+    report = check_load_session(lambda path: reader_load(path, "strip"))
     spaces = next(result for result in report.results if result.name == "只有空格的一行不算空行")
     assert not spaces.passed and spaces.detail.endswith("：" + words().spaces_not_blank)
     # (in words, not as "   ": HTML shows three spaces as one)
@@ -966,7 +967,7 @@ def test_a_load_failure_names_the_phrase_and_line_not_an_exception_type() -> Non
     (detail,) = [r.detail for r in report.results if r.name == "第 2 行 JSON 被截断"]
     assert detail == (
         "应当抛出以 'invalid session JSON at line 2' 开头的错误（释义：第 2 行不是合法的 JSON），"
-        "但实际返回了 [UserMessage(content='hi')]"
+        "但实际返回了 [UserMessage(content='hi')]：" + words().bad_line_skipped
     )
 
 
@@ -1242,3 +1243,83 @@ def test_content_checked_in_one_branch_is_told_the_common_precondition() -> None
     told = details(check_parse_session_message(content_unchecked_parse))
     assert told and all(d.endswith("：" + words().content_in_one_branch) for d in told.values())
     assert all(said in words().content_in_one_branch for said in ("公共前提", "判别顺序"))
+
+
+# --- a hint repeated on many cases is said once -------------------------------------------
+
+
+def spaced_line(message: Message) -> str:
+    """02 with json.dumps' default separators: a space after every `:` and `,`."""
+    return json.dumps(fields_of(message), ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "hint"),
+    [
+        (check_parse_session_message, shortcut_parse, "leaning_on_constructors"),
+        (check_record_line, spaced_line, "line_spaces"),
+        (check_load_session, numbered_from_zero, "line_numbers_from_one"),
+    ],
+)
+def test_a_hint_repeated_on_many_cases_is_shown_in_full_once(
+    check: Callable[[Any], CheckReport], answer: Callable[..., Any], hint: str
+) -> None:
+    # the fifth reader: one explanation printed 9 to 13 times in one report
+    report = check(answer)
+    text = getattr(words(), hint)
+    hinted = [r for r in report.results if not r.passed and text in r.detail]
+    assert len(hinted) >= 5  # every FAIL still carries its hint, for tests and tools
+    for shown_report, written in ((repr(report), str), (report._repr_html_(), html.escape)):
+        assert shown_report.count(written(text)) == 1, shown_report
+        assert shown_report.count(written(words().same_as_above(text))) == len(hinted) - 1
+        assert shown_report.count("FAIL") == len(failed(report))  # every case still listed
+
+
+# --- 03: the reasons the fifth reader missed ---------------------------------------------
+
+
+def starter_load(path: Path) -> list[Message]:
+    """03's starter code, run as it stands."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError:
+        return []
+    messages = []
+    lines = [line for line in text.splitlines() if line]
+    for number, line in enumerate(lines, start=1):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        message = parse_session_message(value)
+        if message is None:
+            raise ValueError(f"invalid session record at line {number}")
+        messages.append(message)
+    return messages
+
+
+def test_swallowing_every_os_error_is_told_only_a_missing_file_is_empty() -> None:
+    report = check_load_session(lambda path: reader_load(path, "every OS error is []"))
+    (detail,) = details(report).values()
+    assert detail.endswith("：" + words().only_missing_file_is_empty)
+    assert all(said in words().only_missing_file_is_empty
+               for said in ("FileNotFoundError", "ENOENT", "其他错误原样向上抛，不吞"))  # fmt: skip
+
+
+def test_skipping_bad_lines_is_told_the_chapter_never_skips() -> None:
+    for answer in (starter_load, lambda path: reader_load(path, "bad lines skipped")):
+        told = details(check_load_session(answer))
+        skipped = told["坏的第 2 行不会被跳过，即使后面还有好行"]
+        assert skipped.endswith("：" + words().bad_line_skipped)
+        # the line of spaces was skipped as a bad line, not as a blank one: no strip() hint
+        assert told[_SPACES].endswith("：" + words().bad_line_skipped)
+        assert not any(words().spaces_not_blank in detail for detail in told.values())
+    assert "行号" in words().bad_line_skipped
+
+
+def test_the_starter_is_told_splitlines_splits_at_u2028() -> None:
+    told = details(check_load_session(starter_load))
+    assert told["内容里有原样的 U+2028：只按 \\n 分行"].endswith("：" + words().split_at_u2028)
+    assert all(said in words().split_at_u2028 for said in ("U+2029", "\\x85", 'split("\\n")'))
+    directory = told["路径是目录：操作系统错误照常抛出"]  # the starter's `except OSError`
+    assert directory.endswith("：" + words().only_missing_file_is_empty)

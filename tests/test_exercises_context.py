@@ -31,6 +31,7 @@ from teaching import buggy, demo06
 from teaching.chapter_variants import chapter_load_session, chapter_stringify
 from teaching.exercises import (
     RECORD_CHAPTER_ORDER_NOTE,
+    RECORD_FAILURE_CASE,
     CheckReport,
     check_context_max_chars,
     check_context_units,
@@ -42,6 +43,7 @@ from teaching.exercises import (
     reference_record,
     separator_readings,
     smallest_budget_keeping_question,
+    watched_first_run,
 )
 from teaching.mistakes import units_adjacent_only, units_off_by_one
 from teaching.samples import chapter_picture
@@ -155,7 +157,8 @@ def test_a_wrong_unit_is_shown_by_position_in_the_history() -> None:
     (picture,) = [r for r in report.results if r.name == "本章的那张图"]
     assert picture.detail == (
         "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
-        "但实际返回了 [[#0 user], [#1 assistant(a,b)], [#2 tool a], [#3 tool b]]"
+        "但实际返回了 [[#0 user], [#1 assistant(a,b)], [#2 tool a], [#3 tool b]]："
+        + words().units_never_grouped
     )
 
 
@@ -194,7 +197,8 @@ def test_wrong_units_as_tuples_get_no_note_about_lists() -> None:
     (picture,) = [r for r in report.results if r.name == "本章的那张图"]
     assert picture.detail == (
         "应当返回 [[#0 user], [#1 assistant(a,b), #2 tool a, #3 tool b]]，"
-        "但实际返回了 [(#0 user,), (#1 assistant(a,b),), (#2 tool a,), (#3 tool b,)]"
+        "但实际返回了 [(#0 user,), (#1 assistant(a,b),), (#2 tool a,), (#3 tool b,)]："
+        + words().units_never_grouped
     )  # the grouping is wrong: that, not the brackets, is what to fix first
 
 
@@ -976,3 +980,159 @@ def test_pairing_a_result_with_the_message_before_only_is_told_to_search() -> No
     report = check_context_units(lambda messages: units_adjacent_only(messages))
     fails = [r.detail for r in report.results if not r.passed]
     assert fails and all(words().units_adjacent_only in detail for detail in fails)
+
+
+BETWEEN = "夹在 assistant 和结果之间的消息被一起划进单元"
+
+
+def test_the_full_search_with_greater_than_zero_is_told_only_about_greater_than_zero() -> None:
+    # the fifth reader: on the case with a message between, the first diagnosis was "只看了紧
+    # 挨着的前一条……tool b 前面是 tool a", about a mistake not made and a message not there
+    report = check_context_units(WRONG_UNITS["assistantIndex > 0"])
+    told = {r.name: r.detail for r in report.results if not r.passed}
+    assert BETWEEN in told
+    for detail in told.values():
+        assert detail.endswith("：" + words().units_off_by_one), detail
+        assert words().units_adjacent_only not in detail and "或者" not in detail
+    assert "tool b" not in told[BETWEEN]
+
+
+def test_the_adjacent_only_hint_names_no_message_a_case_may_lack() -> None:
+    report = check_context_units(lambda messages: units_adjacent_only(messages))
+    told = [r.detail for r in report.results if not r.passed]
+    assert told and all(d.endswith("：" + words().units_adjacent_only) for d in told)
+    assert "tool b" not in words().units_adjacent_only
+    assert not any(words().units_off_by_one in d for d in told)
+
+
+def starter_units(messages: Sequence[Message]) -> Units:
+    """04's starter code, run as it stands: each message its own unit."""
+    units: Units = []
+    index = len(messages) - 1
+    while index >= 0:
+        units.insert(0, [messages[index]])
+        index -= 1
+    return units
+
+
+def test_the_starter_that_groups_nothing_is_told_exactly_that() -> None:
+    report = check_context_units(starter_units)
+    told = [r.detail for r in report.results if not r.passed]
+    assert len(told) == 7
+    assert all(d.endswith("：" + words().units_never_grouped) for d in told), told
+    assert not any(
+        hint in d for d in told for hint in (words().units_adjacent_only, words().units_off_by_one)
+    )
+
+
+def trim_with(fits: Callable[[int, int], bool], phrase: str = SMALLEST_UNIT_TOO_BIG) -> Any:
+    def trim(messages: Sequence[Message], max_chars: int) -> list[Message]:
+        kept: list[Message] = []
+        for unit in reversed(context_units(messages)):
+            if not fits(estimate_context_chars(unit + kept), max_chars):
+                if not kept:
+                    raise ContextBudgetError(phrase)
+                break
+            kept = unit + kept
+        if not kept:
+            raise ContextBudgetError("context budget cannot be empty")
+        return kept
+
+    return trim
+
+
+def test_a_budget_exactly_full_refused_is_told_the_chapter_compares_with_greater() -> None:
+    report = check_trim_context(trim_with(lambda chars, budget: chars < budget))  # `>=`
+    told = {r.name: r.detail for r in report.results if not r.passed}
+    assert "预算恰好等于整段历史（比较用 >：刚好等于也装得下）" in told
+    assert told and all(d.endswith("：" + words().budget_equal_fits) for d in told.values()), told
+    assert (
+        "estimateContextChars" in words().budget_equal_fits
+        and "> maxChars" in words().budget_equal_fits
+    )
+
+
+def test_an_error_in_ones_own_words_is_told_to_use_the_chapters_phrase() -> None:
+    report = check_trim_context(trim_with(lambda c, b: c <= b, phrase="budget too small"))
+    told = [r.detail for r in report.results if not r.passed]
+    assert told and all(d.endswith("：" + words().trim_chapter_phrase) for d in told), told
+    assert SMALLEST_UNIT_TOO_BIG in words().trim_chapter_phrase
+    # one wording with 03's: the same rule, each exercise's own phrases
+    assert words().trim_chapter_phrase.startswith(words().phrase_rule)
+    assert words().chapter_phrase.startswith(words().phrase_rule)
+    # a right answer and a `>=` are not told about the phrase
+    for answer in (trim_with(lambda c, b: c <= b), trim_with(lambda c, b: c < b)):
+        assert not any(
+            words().trim_chapter_phrase in r.detail for r in check_trim_context(answer).results
+        )
+
+
+# --- a check handed something it cannot call as the exercise's function --------------------
+
+
+def test_a_name_in_quotes_is_refused_in_one_line() -> None:
+    # the fifth reader: 42 lines of "TypeError: 'str' object is not callable"
+    from teaching.exercises import check_parse_session_message
+
+    report = check_parse_session_message("my_parse_session_message")  # type: ignore[arg-type]
+    shown_report = repr(report)
+    assert not report.ok and report.results == ()
+    assert len(shown_report.splitlines()) == 1, shown_report
+    assert "你传的不是函数：'my_parse_session_message'" in shown_report
+    assert "要传函数本身，不加引号、不加括号" in shown_report and "TypeError" not in shown_report
+    assert "不加引号、不加括号" in check_record(None)._repr_html_()  # type: ignore[arg-type]
+
+
+def test_a_function_with_the_wrong_parameters_is_refused_saying_how_many() -> None:
+    report = check_record(lambda a, b: None)  # type: ignore[arg-type,misc]
+    shown_report = repr(report)
+    assert not report.ok and report.results == ()
+    assert len(shown_report.splitlines()) == 1, shown_report
+    assert "3 个参数" in shown_report and "record(messages, session_path, message)" in shown_report
+    assert "PASS" not in shown_report and "positional" not in shown_report
+    one: Any = lambda messages: messages  # noqa: E731
+    assert repr(check_trim_context(one)).count("2 个参数") == 1
+
+    # defaults and *args can take the call: they are checked, not refused
+    def extra(messages: Any, path: Any, message: Any, extra: Any = None) -> None:
+        reference_record(messages, path, message)
+
+    def star(*args: Any) -> Any:
+        return trim_context(*args)
+
+    assert check_record(extra).results and check_trim_context(star).results
+
+
+def test_an_error_that_is_not_the_disks_is_no_refused_write() -> None:
+    # "写盘失败时把错误抛出去" passed for a record() that crashed on its own
+    def crashes(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
+        raise TypeError("takes 2 positional arguments but 3 were given")
+
+    report = check_record(crashes)
+    (failure,) = [r for r in report.results if r.name == RECORD_FAILURE_CASE]
+    assert not failure.passed and "TypeError" in failure.detail
+
+
+def test_a_budget_that_is_not_an_int_is_refused_in_one_line_under_no_case() -> None:
+    for wrong in ("750", 750.0, None, True, 0, -3):
+        report = check_context_max_chars(wrong)
+        shown_report = repr(report)
+        assert not report.ok and report.results == (), wrong
+        assert len(shown_report.splitlines()) == 1, shown_report
+        assert words().budget_not_positive in shown_report
+        assert words().keeps_question(3) not in shown_report
+    assert "'750'" in repr(check_context_max_chars("750"))
+
+
+def test_a_budget_short_by_the_separators_is_told_to_count_them_without_the_answer() -> None:
+    least = smallest_budget_keeping_question()
+    third = watched_first_run(None)[2].disk
+    without = sum(js_length(record_line(m)) for m in third)  # the lines' lengths alone
+    assert least - without == len(third)  # 743 and 750 in 06
+    for budget in (without, least - 1):
+        report = check_context_max_chars(budget, smallest=True)
+        shown_report = repr(report)
+        assert shown_report.count(words().budget_forgot_separator) == 1, shown_report
+        assert str(least) not in shown_report
+    for budget in (without - 1, least, least + 1):
+        assert words().budget_forgot_separator not in repr(check_context_max_chars(budget))
