@@ -18,7 +18,7 @@ BACKUP_SUFFIX = ".torn"
 ENCODING_ADVICE = "its encoding is wrong: save it as UTF-8 without a BOM in an editor, cut nothing"
 ADVICE = (
     "to keep what is readable, copy the file, then delete the damaged lines in an editor "
-    "(`python -m mini_agent check FILE` names each)"
+    "(`python -m mini_agent check FILE` names the first; delete it and check again)"
 )
 
 
@@ -76,7 +76,7 @@ def repair_session(path: PathLike) -> RepairReport:
     """Cut a torn last line off the session at `path` into `PATH.torn` (`.torn.2`, …), synced
     first, or say there is nothing to cut; `RepairRefusedError` for other damage (DURABILITY.md)."""
     session = Path(path)  # errors, the report and the files beside it use the caller's name
-    with open_locked(session, write=True) as file:  # write: refuse a file we may not write
+    with open_locked(path, write=True) as file:  # write: refuse a file we may not write ("" too)
         return _repair_held(file.fileno(), session)
 
 

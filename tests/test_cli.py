@@ -189,9 +189,12 @@ def test_a_missing_file_is_refused_saying_load_session_would_return_an_empty_ses
     assert "load_session" in said[2] and "[]" in said[2] and "空会话" in said[2]
 
 
-def test_an_empty_path_is_said_to_be_empty_not_a_missing_file(tmp_path: Path) -> None:
-    run = cli("check", "", cwd=tmp_path)  # `check "$SESSION"` with the variable unset
-    said = run.err.splitlines()
+@pytest.mark.parametrize("command", [["check"], ["show"], ["trim", "--max-chars", "9"], ["repair"]])
+def test_an_empty_path_is_said_to_be_empty_not_a_missing_file(
+    tmp_path: Path, command: list[str]
+) -> None:
+    run = cli(*command, "", cwd=tmp_path)  # `check "$SESSION"` with the variable unset
+    said = run.err.splitlines()  # repair too: Path("") is ".", the folder it runs in
     assert run.code == 1 and said[0].endswith("操作系统报错：: No such file or directory")
     assert said[1:] == ["  释义：路径是空字符串：没有给出文件名"], run.err  # no "load_session → []"
 
@@ -482,7 +485,7 @@ def test_repair_refuses_a_symlink_and_names_it(session: Path) -> None:
 REFUSED = "s.jsonl: 拒绝修复，文件原样未动："
 ADVICE_MEANING = (
     "；要保留还能读的部分：先复制这个文件，再在编辑器里删掉坏的行"
-    "（`python -m mini_agent check FILE` 会指出每一行）"
+    "（`python -m mini_agent check FILE` 会指出第一处坏行：删掉它再查，直到没有）"
 )
 UNTERMINATED = (
     "  释义：第 5 行不是合法的 JSON：从第 9 列开始的字符串没有收尾的引号（常见于写到一半的行）"
