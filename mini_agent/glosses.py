@@ -99,7 +99,7 @@ REPAIR_SUFFIXES = (
     (
         f"; {ADVICE}",
         "；要保留还能读的部分：先复制这个文件，再在编辑器里删掉坏的行"
-        "（`python -m mini_agent check FILE` 会指出每一行）",
+        "（`python -m mini_agent check FILE` 会指出第一处坏行：删掉它再查，直到没有）",
     ),
 )
 # a step of `repair_session` that the system refused, as its OSError names it

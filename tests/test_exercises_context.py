@@ -683,7 +683,7 @@ def test_a_wrong_budget_lists_what_each_request_sent_but_not_the_characters() ->
         "  第 3 次请求：磁盘上 7 条消息；发出 6 条消息（预算 700）：发出 #1 到 #6，提问被裁掉",
         "  FAIL 第 3 次请求仍然带着用户的提问（#0 user） — "
         "用户的提问被裁掉了：预算装不下这次请求时内存里的全部消息"
-        "（字符数等通过了再列出：先用上面每条消息的字符数自己算一算）",
+        "（通过之后再列出每次请求的字符数；现在先用上面每条消息的字符数自己算一算）",
     ]
     for budget in (700, 749):
         for smallest in (False, True):

@@ -208,7 +208,7 @@ def test_every_refusal_reason_of_repair_is_glossed(tmp_path: Path) -> None:
             repair_session(path)
         said = gloss_text(refused.value.reason)
         # bytes that are not UTF-8 (b"\xff{") are to be saved again as UTF-8, not cut out
-        ending = "另存为不带 BOM 的 UTF-8；不要删行" if b"\xff" in damage else "会指出每一行）"
+        ending = "另存为不带 BOM 的 UTF-8；不要删行" if b"\xff" in damage else "直到没有）"
         assert said is not None and said.endswith(ending), refused.value.reason
 
 
