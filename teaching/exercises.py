@@ -524,9 +524,13 @@ class CalledTheAnswer(Exception):
     """Raised where a reader's answer calls the function the exercise asks it to write."""
 
 
+REFUSED_CALLS: list[str] = []  # what the stand-ins refused in this check's run: `answer_hinted`
+
+
 def _refusing(answer: Callable[..., Any] | str) -> Callable[..., Any]:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         name = answer if isinstance(answer, str) else f"{answer.__module__}.{answer.__qualname__}"
+        REFUSED_CALLS.append(name)  # seen even when the answer's own `except` swallows it
         raise CalledTheAnswer(name)
 
     return refuse
@@ -697,6 +701,7 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
     """
     cases = [(name, (json.loads(line),)) for name, line in parse_cases()]
     answers = (parse_session_message, discriminate)
+    REFUSED_CALLS.clear()
     unchecked, guarded = with_unchecked_messages(fn, answers), in_exercise(fn, answers)
     checked: list[tuple[Outcome, Any]] = []
 
@@ -719,8 +724,12 @@ def check_parse_session_message(fn: Callable[[Any], Any]) -> CheckReport:
 def answer_hinted(report: CheckReport) -> CheckReport:
     """`report`, its first FAIL where the answer called the function it should write (its
     `CalledTheAnswer`) followed by `Words.called_the_answer`, the others like it folded into
-    one line."""
+    one line; a note when the answer swallowed that error in an `except` of its own."""
     said, results = f"{CalledTheAnswer.__name__}: ", list[CheckResult]()
+    refused, notes = sorted(set(REFUSED_CALLS)), report.notes
+    REFUSED_CALLS.clear()
+    if refused and not any(said in r.detail for r in report.results):
+        notes = (*notes, words().called_and_swallowed("、".join(refused)))
     for r in report.results:
         if not r.passed and said in r.detail:  # the whole hint once, the rest in one line
             if any(said in result.detail for result in results):
@@ -728,7 +737,7 @@ def answer_hinted(report: CheckReport) -> CheckReport:
             else:
                 r = hinted(r, words().called_the_answer)
         results.append(r)
-    return CheckReport(report.title, tuple(results), report.notes)
+    return CheckReport(report.title, tuple(results), notes)
 
 
 def _guarded(
@@ -740,6 +749,7 @@ def _guarded(
     def decorate(check: _Check) -> _Check:
         @functools.wraps(check)
         def run(function: Callable[..., Any], *args: Any, **kwargs: Any) -> CheckReport:
+            REFUSED_CALLS.clear()
             reader = in_exercise(function, answers, attributes=attributes)
             return answer_hinted(check(reader, *args, **kwargs))
 

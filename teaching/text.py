@@ -159,6 +159,12 @@ class Words(ListingWords):
         "练习要你自己把它写出来，检查时这个调用会直接报错"
     )
 
+    def called_and_swallowed(self, names: str) -> str:
+        return (
+            f"你的函数调用了练习要你自己写的那个函数（{names}）：检查时这个调用会报错 CalledTheAnswer，"
+            "而你自己的 except 把它接住了，所以上面的 FAIL 里看不到它。练习要你自己把它写出来"
+        )
+
     def same_as_above(self, reason: str) -> str:
         """What a report shows for a reason it has already shown in full: its opening words."""
         opening = re.split("[：，；。（]", reason, maxsplit=1)[0]

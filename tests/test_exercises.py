@@ -1066,6 +1066,23 @@ def test_a_line_built_on_to_record_is_told_it_called_the_answer() -> None:
     assert words().called_the_answer in report.results[0].detail
 
 
+def test_calling_the_answer_inside_ones_own_except_is_told_in_a_note() -> None:
+    # a third reader: `try: return parse_session_message(value) except Exception: return None`
+    # got ten bare FAILs, since its except swallowed the CalledTheAnswer
+    def swallowing(value: Any) -> Any:
+        try:
+            return parse_session_message(value)
+        except Exception:
+            return None
+
+    report = check_parse_session_message(swallowing)
+    assert not report.ok and not any("CalledTheAnswer" in r.detail for r in report.results)
+    assert report.notes[-1] == words().called_and_swallowed(
+        "mini_agent.session.parse_session_message"
+    )
+    assert not check_parse_session_message(as_reference(parse_session_message)).notes  # cleared
+
+
 def test_handing_in_the_package_or_its_line_is_not_an_answer() -> None:
     # the second reader: `lambda m: m.line` and the package's own functions passed every case
     assert not check_record_line(lambda message: message.line).ok
