@@ -26,6 +26,7 @@ AssistantMessage\.tool_calls\[(\d+)\] must be a ToolCall, not (\w+).* => 构造 
 not a session message: (\w+) => append_session 要的是消息对象 UserMessage / AssistantMessage / ToolMessage，不是 \1；本章的对象字面量在本包里是这几个类
 messages must be a list of messages, not (\w+) => messages 应当是消息的列表，这里是 \1
 read needs \{path: string\} => read 工具的输入必须是带字符串 path 的对象
+(check_\w+)\(\) missing 1 required positional argument: '\w+' => \1 要你把写好的函数交给它：\1(你的函数名)，不加引号，函数名后面不加括号
 no such file: (.*) => 没有文件 \1
 max_chars must be positive, got (-?\d+) => 预算必须是正数，这里是 \1
 max_chars must be an int, not (\w+) => 预算必须是整数，这里是 \1

@@ -228,3 +228,14 @@ def test_importing_teaching_outside_ipython_registers_nothing_and_imports_no_ipy
         [sys.executable, "-c", probe], capture_output=True, encoding="utf-8", check=True
     )
     assert run.stdout.split() == ["False", "False"]
+
+
+def test_a_check_called_without_the_readers_function_gets_its_gloss(ipython: Shell) -> None:
+    # a third reader: `check_parse_session_message()` showed exercises.py's frames, no 释义
+    shown = ipython.run(
+        "from teaching.exercises import check_parse_session_message\ncheck_parse_session_message()"
+    )
+    assert shown.rstrip("\n").split("\n")[-1] == (
+        "  释义：check_parse_session_message 要你把写好的函数交给它："
+        "check_parse_session_message(你的函数名)，不加引号，函数名后面不加括号"
+    )
