@@ -675,6 +675,12 @@ def _parse_why(
     if got[0] != "value":
         return ""
     given, value = value, got[1]
+    calls = given.get("toolCalls") if isinstance(given, dict) else None
+    null_input = isinstance(calls, list) and any(
+        isinstance(c, dict) and "input" in c and c["input"] is None for c in calls
+    )
+    if value is None and expected == ("value", expected[1]) and expected[1] and null_input:
+        return w.input_may_be_null  # `.get("input") is not None`: the key's value, not the key
     if _holds_dicts(value) and (expected[0] == "value" and expected[1] is not None):
         return w.message_as_dict
     if isinstance(value, ToolMessage) and type(value.is_error) is int:

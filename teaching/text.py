@@ -154,6 +154,10 @@ class Words(ListingWords):
         "检查时用的是不查类型的构造函数（像本章 TypeScript 的对象字面量），于是你的函数返回了一条"
         "坏消息：照本章，每一项检查要你自己写在判别里"
     )
+    input_may_be_null: str = (
+        'input 可以是任意 JSON，包括 null：本章查的是 "input" in item（键在就行），不看它的值；'
+        '写 .get("input") is not None 或者真假判断，就把 null 当成了缺失'
+    )
     called_the_answer: str = (
         "你的函数调用了练习要你自己写的那个函数（本包的，名字见上）："
         "练习要你自己把它写出来，检查时这个调用会直接报错"
