@@ -37,6 +37,7 @@ from mini_agent.json_form import JSON
 from mini_agent.model_client import ScriptExhaustedError, StreamEvent, TextDelta, ToolCallEvent
 from mini_agent.session import record
 from mini_agent.tools import as_object
+from teaching.exercises import CountedSession  # the path 07's check uses
 
 from .helpers import HARD_KILL, KILLED_STATUS, write_lines
 from .platforms import SIGNALS_AND_RLIMITS, TMPFS, posix_only
@@ -594,19 +595,6 @@ def test_a_session_path_that_is_not_a_path_is_refused(
     with pytest.raises(TypeError, match="session_path must be a path"):
         run_agent("x", client=ScriptedClient([]), session_path=path)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
-
-
-class CountedSession(os.PathLike[str]):
-    """A session file whose `len()` is its messages on disk: falsy while new, a real path."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __fspath__(self) -> str:
-        return os.fspath(self.path)
-
-    def __len__(self) -> int:
-        return len(load_session(self.path))
 
 
 def test_a_falsy_path_is_a_session_path_all_the_same(tmp_path: Path) -> None:

@@ -306,21 +306,8 @@ def test_a_truthy_check_of_id_and_name_fails_exactly_the_empty_string_rows() -> 
 def test_a_parser_that_checks_no_field_and_catches_every_exception_fails() -> None:
     # the checker builds the answer's messages with constructors that check nothing, as the
     # chapter's object literals do: every row whose check was left to them now fails
-    def no_checks(item: Any) -> Message | None:
-        try:
-            role = item["role"]
-            if role == "user":
-                return UserMessage(item["content"])
-            if role == "assistant":
-                tool_calls = [ToolCall(c["id"], c["name"], c["input"]) for c in item["toolCalls"]]
-                return AssistantMessage(item["content"], tool_calls)
-            if role == "tool":
-                return ToolMessage(item["toolCallId"], item["content"], item["isError"])
-        except Exception:
-            return None
-        return None
-
-    names = [name.split("  (")[1] for name in failed(check_parse_session_message(no_checks))]
+    report = check_parse_session_message(try_except_parse)
+    names = [name.split("  (")[1] for name in failed(report)]
     assert "content 不是字符串)" in names and "isError 是 0，不是布尔值)" in names
     assert "toolCalls 是空对象，不是数组)" in names and "id 不是字符串)" in names
 
