@@ -279,8 +279,8 @@ def pytest_arguments(parts: Sequence[Part], strict: bool) -> list[str]:
     arguments = ["-X", "warn_default_encoding", "-m", "pytest", *paths]
     if "notebooks" in chosen:
         arguments += NBVAL
-    elif "tests" in paths:  # the unit tier alone: its tests on every core (pytest-xdist)
-        arguments += ["-n", "auto"]
+    elif "tests" in paths and sys.platform != "win32":  # the unit tier alone: on every core
+        arguments += ["-n", "auto"]  # (pytest-xdist; under Wine two workers' spawns can fail)
     if strict:
         arguments += ["-p", "tests.strict_skips", "--fail-on-skip"]
     return arguments
