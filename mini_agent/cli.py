@@ -256,7 +256,7 @@ def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | No
         lead = text.REFUSED_FILE if isinstance(err, REFUSALS) else text.OS_ERROR
         detail = visible(str(err))
         if err.filename is not None and err.strerror:
-            detail = f"{visible(str(err.filename))}: {visible(err.strerror)}"
+            detail = f"{visible(str(err.filename) or repr(err.filename))}: {visible(err.strerror)}"
         lines = [text.os_error(parser.prog, lead, detail), *text.gloss_lines(err)]
         named = getattr(args, "file", None)
         if isinstance(err, FileNotFoundError) and named and err.filename == named:

@@ -6,8 +6,6 @@
 把 `unit + kept` 重新量一遍，最坏也是线性的；tests/chapter_reference.py 是照本章逐行写的慢版本。
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator, Sequence
 
 from .session import AssistantMessage, Message, ToolMessage

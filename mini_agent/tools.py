@@ -1,7 +1,5 @@
 """Tools the agent can call, and the narrowing every tool applies to its untrusted input."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 

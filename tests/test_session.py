@@ -205,6 +205,16 @@ def test_missing_file_is_an_empty_session(tmp_path: Path) -> None:
     assert load_session(tmp_path / "nothing-yet.jsonl") == []
 
 
+def test_an_empty_path_is_refused_by_load_and_append_alike() -> None:
+    # open("") is ENOENT, which the chapter's branch would take for a first start: "" names no
+    # file, so loading it is refused as appending to it is, with the same error and no file made
+    for call in (lambda: load_session(""), lambda: append_session("", UserMessage("hi"))):
+        with pytest.raises(OSError) as caught:
+            call()
+        assert caught.value.errno == errno.EINVAL and caught.value.filename == ""
+        assert not isinstance(caught.value, FileNotFoundError)
+
+
 def test_a_directory_raises_the_os_error_not_a_format_error(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         load_session(tmp_path)
