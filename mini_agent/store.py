@@ -109,7 +109,7 @@ def refuse_irregular(mode: int, path: PathLike) -> None:
 
 def refuse_path(path: PathLike, write: bool) -> None:
     """Refuse a link, a non-regular file and, for a writer, what `refuse_file` does: unopened."""
-    if not os.fspath(path):  # "" names no file: not a missing one (load_session's []) either
+    if path == "":  # "" names no file: not a missing one (load_session's []) either
         raise OSError(errno.EINVAL, "the path is empty: it names no file", "")
     try:
         info = os.lstat(path)

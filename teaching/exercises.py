@@ -1396,14 +1396,40 @@ def _trim_why(
     more character and the answer keeps what it should), an error in the reader's own words,
     else `_kept_why`."""
     w = words()
-    exactly_full = expected[0] == "value" and _estimate_context_chars(expected[1]) == max_chars
-    if exactly_full and _same_text(expected, outcome_of(_shown(function), messages, max_chars + 1)):
-        return w.budget_equal_fits
+    if expected[0] == "value" and _kept_less(expected, got):
+        extra = _measured_extra(function)
+        return w.budget_equal_fits if extra == 1 else w.kept_too_little(_PROBE_CHARS, extra or None)
     if expected[0] == got[0] == "error":
         kind, _, message = str(got[1]).partition(": ")
         if kind in _RAISED_ON_PURPOSE and message not in (SMALLEST_UNIT_TOO_BIG, EMPTY_CONTEXT):
             return w.trim_chapter_phrase
     return _kept_why(expected, got)
+
+
+def _kept_less(expected: Outcome, got: Outcome) -> bool:
+    """The reader's answer kept a newer part of what the chapter keeps, or refused the budget."""
+    if got[0] == "error":
+        return SMALLEST_UNIT_TOO_BIG in str(got[1]) or EMPTY_CONTEXT in str(got[1])
+    theirs, ours = got[1], list(expected[1])
+    return (
+        isinstance(theirs, list)
+        and len(theirs) < len(ours)
+        and ours[len(ours) - len(theirs) :] == theirs
+    )
+
+
+_PROBE: list[Message] = [UserMessage("问题"), UserMessage("回答")]  # two units, one character each
+_PROBE_CHARS = _estimate_context_chars(_PROBE)
+
+
+def _measured_extra(function: Callable[..., Any]) -> int | None:
+    """How many characters more than the chapter's count the reader's `trim_context` needs to
+    keep both messages of `_PROBE` (1: `>=` for `>`; 2: a newline counted twice), or None."""
+    for extra in range(3 * _PROBE_CHARS):
+        kind, value = outcome_of(function, list(_PROBE), _PROBE_CHARS + extra)
+        if kind == "value" and isinstance(value, (list, tuple)) and list(value) == _PROBE:
+            return extra
+    return None
 
 
 def _kept_why(expected: Outcome, got: Outcome) -> str:

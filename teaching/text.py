@@ -407,6 +407,21 @@ class Words(ListingWords):
         "每个都装得下，加起来就超了预算"
     )
 
+    def kept_too_little(self, chars: int, extra: int | None) -> str:
+        if extra is None:
+            measured = "你的函数丢掉了本章装得下的单元"
+        else:
+            measured = (
+                f"字符多量了 {extra} 个：两条 user 消息（“问题”“回答”），本章量作 {chars} 个字符，"
+                f"你的函数要预算 {chars + extra} 才两条都装下"
+            )
+        return (
+            f"保留的比本章少——{measured}。本章量的是 estimateContextChars([...unit, ...kept])："
+            "每条消息 JSON.stringify 的长度，再加每条 1 个换行，就是 estimate_context_chars(unit + "
+            "kept)，换行已经算在里面，别再加一次；json.dumps 默认在逗号和冒号后加空格、把中文写成 "
+            "\\uXXXX，都会多量。比较用 > max_chars 才算装不下"
+        )
+
     kept_skipping: str = (
         "跳过了装不下的单元，又去装更早、更小的：本章遇到第一个装不下的单元就停（kept 非空时 break，"
         "“不再往前装”），发出去的是历史最新的连续一段，中间不能有缺口"

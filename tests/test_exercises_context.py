@@ -1052,6 +1052,51 @@ def test_a_budget_exactly_full_refused_is_told_the_chapter_compares_with_greater
     )
 
 
+def measuring_with(measure: Callable[[list[Message]], int]) -> Any:
+    """The chapter's loop with another way to count a unit and what is kept."""
+
+    def trim(messages: Sequence[Message], max_chars: int) -> list[Message]:
+        kept: list[Message] = []
+        for unit in reversed(context_units(messages)):
+            if measure(unit + kept) > max_chars:
+                if not kept:
+                    raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
+                break
+            kept = unit + kept
+        if not kept:
+            raise ContextBudgetError("context budget cannot be empty")
+        return kept
+
+    return trim
+
+
+@pytest.mark.parametrize(
+    ("extra", "measure"),
+    [
+        (2, lambda kept: estimate_context_chars(kept) + len(kept)),  # each newline counted twice
+        (26, lambda kept: sum(len(json.dumps(to_record(m))) + 1 for m in kept)),  # ", " and \uXXXX
+    ],
+    ids=["newline-twice", "json.dumps-defaults"],
+)
+def test_an_answer_that_measures_more_than_the_chapter_is_told_by_how_much(
+    extra: int, measure: Callable[[list[Message]], int]
+) -> None:
+    # v5's review: counting a newline twice kept less than the chapter, and its first FAIL had no
+    # reason while a one-message case was told `>=` (one more character was enough there)
+    report = check_trim_context(measuring_with(measure))
+    told = [r.detail for r in report.results if not r.passed]
+    assert told and all("保留的比本章少" in d and "别写 >=" not in d for d in told), told
+    assert f"字符多量了 {extra} 个" in told[0] and "estimate_context_chars(unit + kept)" in told[0]
+
+
+def test_an_answer_that_drops_what_fits_for_another_reason_is_told_it_keeps_less() -> None:
+    def newest_unit_only(messages: Sequence[Message], max_chars: int) -> list[Message]:
+        return literal_trim(messages, max_chars)[-1:]  # the last message alone, at any budget
+
+    told = [r.detail for r in check_trim_context(newest_unit_only).results if not r.passed]
+    assert told and "你的函数丢掉了本章装得下的单元" in told[0], told
+
+
 def test_an_error_in_ones_own_words_is_told_to_use_the_chapters_phrase() -> None:
     report = check_trim_context(trim_with(lambda c, b: c <= b, phrase="budget too small"))
     told = [r.detail for r in report.results if not r.passed]

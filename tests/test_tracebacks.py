@@ -170,7 +170,7 @@ def test_an_empty_session_path_is_glossed_as_empty_not_as_a_missing_file(
 ) -> None:
     ipython.shell.user_ns["client"] = ScriptedClient([AssistantMessage("好")])
     shown = ipython.run("run_agent('hi', client=client, session_path='')")
-    assert "FileNotFoundError: [Errno 2] No such file or directory: ''" in shown
+    assert "OSError: [Errno 22] the path is empty: it names no file: ''" in shown
     gloss = shown.rstrip("\n").split("\n")[-1]
     assert gloss.startswith("  释义：路径是空字符串") and "文件不存在" not in gloss, shown
     assert "if (options.sessionPath)" in gloss and "None" in gloss
