@@ -167,7 +167,7 @@ class TrimListing:
     def summary(self) -> str:
         """What was kept, in one line; or the chapter's budget error, its 释义 line under it."""
         if isinstance(self._outcome, Exception):
-            said = WORDS.trim_error(self.max_chars, str(self._outcome))
+            said = WORDS.trim_error(repr(self.max_chars), str(self._outcome))  # '500' as typed
             meaning = self.gloss_line(self._outcome)
             return said if meaning is None else f"{said}\n{meaning}"
         units = f"{sum(1 for *_, is_kept in self.rows if is_kept)}/{len(self.rows)}"

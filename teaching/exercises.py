@@ -39,6 +39,7 @@ import re
 import sys
 import tempfile
 import types
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
@@ -87,6 +88,7 @@ from .trace import label
 from .watch import DiskWatchingClient, Watched
 
 _Check = TypeVar("_Check", bound=Callable[..., "CheckReport"])
+CRASHES_FOLDED = 3  # cases that raised one same error: the first is shown, the rest in a line
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,9 @@ class CheckResult:
     hints: tuple[tuple[str, str], ...] = ()
     """The reasons at the end of `detail`, each (the separator before it, its text): a report
     shows a reason in full the first time only (`Words.same_as_above`)."""
+    crashed: str = ""
+    """The error the answer raised where the case wanted a value (`Type: message`): when
+    `CRASHES_FOLDED` or more cases raised the same, a report shows the first, then one line."""
 
 
 def hinted(result: CheckResult, *reasons: str) -> CheckResult:
@@ -138,6 +143,7 @@ class CheckReport:
         """The results a report lists: the folded ones as one FAIL where the first of them
         would be, its name saying how many (`Words.called_again`)."""
         folded = sum(result.folded for result in self.results)
+        crashes = Counter(r.crashed for r in self.results if r.crashed and not r.folded)
         rows: list[CheckResult] = []
         said: set[str] = set()  # the reasons shown in full so far
         for result in self.results:
@@ -145,15 +151,23 @@ class CheckReport:
                 if not any(row.folded for row in rows):
                     rows.append(CheckResult(words().called_again(folded), False, "", folded=True))
                 continue
+            crashes_alike = crashes[result.crashed] >= CRASHES_FOLDED  # case after case
+            if crashes_alike and result.crashed in said:
+                continue
             if result.passed or not result.hints:
                 rows.append(result)
-                continue
-            ending = "".join(sep + reason for sep, reason in result.hints)
-            reasons = [sep + (words().same_as_above(reason) if reason in said else reason)
-                       for sep, reason in result.hints]  # fmt: skip
-            said.update(reason for _, reason in result.hints)
-            detail = result.detail.removesuffix(ending) + "".join(reasons)
-            rows.append(replace(result, detail=detail))
+            else:
+                ending = "".join(sep + reason for sep, reason in result.hints)
+                reasons = [sep + (words().same_as_above(reason) if reason in said else reason)
+                           for sep, reason in result.hints]  # fmt: skip
+                said.update(reason for _, reason in result.hints)
+                rows.append(
+                    replace(result, detail=result.detail.removesuffix(ending) + "".join(reasons))
+                )
+            if crashes_alike:  # the first of them shown, the others in one line
+                said.add(result.crashed)
+                more = words().crashed_again(crashes[result.crashed] - 1, result.crashed)
+                rows.append(CheckResult(more, False))
         return rows
 
     def __repr__(self) -> str:
@@ -375,12 +389,18 @@ def run_cases(
         shown_expected, shown_got = _differing(expected, got)
         result = CheckResult(name, passed)
         if not passed:
-            result = CheckResult(
-                name, False, words().should_but(should(shown_expected), _but(shown_got))
-            )
+            said = words().should_but(should(shown_expected), _but(shown_got))
+            result = CheckResult(name, False, said, crashed=_crash(got))
             result = hinted(result, *_reasons(why(expected, got)))
         results.append(result)
     return CheckReport(title, tuple(results))
+
+
+def _crash(got: Outcome) -> str:
+    """The error of `got` when it is a crash (`ZeroDivisionError: …`), not one of the errors an
+    answer raises on purpose for a bad line or budget; else ""."""
+    kind = str(got[1]).partition(":")[0] if got[0] == "error" else ""
+    return "" if kind in ("", *_RAISED_ON_PURPOSE, "SessionFormatError") else str(got[1])
 
 
 def _reasons(said: str | Sequence[str]) -> tuple[str, ...]:
@@ -791,7 +811,8 @@ def run_either(
             should = expect(shown_expected)
             if not same(expected, chapter):
                 should += "，或照本章" + expect(_differing(chapter, got)[0]).removeprefix("应当")
-            result = CheckResult(name, False, words().should_but(should, _but(shown_got)))
+            said = words().should_but(should, _but(shown_got))
+            result = CheckResult(name, False, said, crashed=_crash(got))
             result = hinted(result, *_reasons(why(expected, got, chapter)))
         results.append(result)
     return CheckReport(title, tuple(results))
@@ -1904,10 +1925,11 @@ def check_record(record: Record) -> CheckReport:
         results.append(failure)
         falsy = _replay(w.record_case_falsy_path, record, [], folder / "c.jsonl", first,
                         given=CountedSession(folder / "c.jsonl"))  # fmt: skip
-        if not falsy.passed and results[0].passed:  # only the path's truthiness differs
-            falsy = hinted(falsy, w.record_truthy_path)
-        results.append(falsy)
+        truthy = not falsy.passed and results[0].passed  # only the path's truthiness differs
+        if not truthy:  # the chapter's own `if (options.sessionPath)`: a note, not a FAIL
+            results.append(falsy)
     notes = (RECORD_CHAPTER_ORDER_NOTE,) if memory_ahead else ()
+    notes += (w.record_truthy_path,) if truthy else ()
     return CheckReport("record", tuple(results), notes)
 
 

@@ -30,6 +30,15 @@ read needs \{path: string\} => read 工具的输入必须是带字符串 path �
 no such file: (.*) => 没有文件 \1
 max_chars must be positive, got (-?\d+) => 预算必须是正数，这里是 \1
 max_chars must be an int, not (\w+) => 预算必须是整数，这里是 \1
+context_max_chars must be an int, not (\w+) => 预算 context_max_chars 必须是整数（不要引号、不要小数点），这里是 \1
+max_turns must be an int, not (\w+) => max_turns 必须是整数，这里是 \1
+max_turns must be at least 1, got (-?\d+) => max_turns 至少是 1，这里是 \1
+prompt must be a str, not (\w+) => 提示 prompt 必须是字符串，这里是 \1
+prompt=None answers a session on disk: give session_path too => prompt=None 表示接着回答磁盘上的会话：要同时给出 session_path
+tools must be a sequence of Tool => tools 应当是 Tool 的列表（或元组），每一项都是 Tool
+tool names must be unique => 工具名不能重复
+session_path must be a path, not (\w+) => session_path 应当是路径（str 或 pathlib.Path），这里是 \1
+scripted client has no reply for request (\d+): only (\d+) turn\(s\) were scripted => 剧本用完了：第 \1 次请求没有写好的回答（剧本只有 \2 轮）。剧本的最后一轮应当是不调用工具的最终回答；或者你给的 ScriptedClient 已经在上一次运行里用过，新建一个再跑
 message (\d+) is not a session message.* => 第 \1 条消息（从 0 数起）不是会话消息
 Out of range float values are not JSON compliant.* => NaN、Infinity 不是 JSON，拒绝写入
 (NaN|-?Infinity) is not JSON => \1 不是 JSON

@@ -174,6 +174,10 @@ class Words(ListingWords):
         opening = re.split("[：，；。（]", reason, maxsplit=1)[0]
         return f"同上（{opening[:40]}……）"
 
+    def crashed_again(self, count: int, error: str) -> str:
+        """The one line for the other `count` cases whose answer raised the same `error`."""
+        return f"另外 {count} 个用例同上：也都抛出了 {error}，不再逐条列出；先把这个错误修好"
+
     def called_again(self, count: int) -> str:
         """The one line for the other `count` cases that called the answer too."""
         return f"另外 {count} 个用例同上：也都调用了练习要你写的那个函数，不再逐条列出"
@@ -319,9 +323,10 @@ class Words(ListingWords):
         "session_path 是个假值，却是真的会话文件（新会话时 len() 为 0）：照样写盘"
     )
     record_truthy_path: str = (
-        "你问的是 session_path 是真是假，不是“有没有给路径”：if session_path: 把这个路径当成了没有。"
-        "本章图里的“sessionPath 存在时”，在 Python 里写 if session_path is not None:"
-        "（PEP 8：和 None 比较用 is / is not；一个路径对象可以定义 __len__ 或 __bool__，是假值却真能写）"
+        "你写的 if session_path: 和本章的 if (options.sessionPath) 一样，按真假判断，算对。"
+        "本包写 if session_path is not None:，问的是“有没有给路径”：PEP 8 建议和 None 比较用 "
+        "is / is not；一个路径对象可以定义 __len__ 或 __bool__，是假值却真能写（检查器试过这样一个"
+        "路径：你的 record 没有写盘）；空字符串 \"\" 本包直接拒绝，不会悄悄当成没有会话"
     )
     record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
 

@@ -485,6 +485,20 @@ def test_a_dict_for_a_message_is_told_what_the_kit_builds_instead() -> None:
     )
 
 
+def test_an_answer_that_raises_one_same_error_everywhere_is_shown_once_then_in_one_line() -> None:
+    # v5's review: `lambda v: 1/0` gave 42 near-identical FAIL lines
+    report = check_parse_session_message(lambda value: 1 / 0)
+    error = "ZeroDivisionError: division by zero"
+    assert len(report.results) == 42 and not any(r.passed for r in report.results)
+    for shown_report in (repr(report), report._repr_html_()):
+        assert shown_report.count("FAIL") == 2 and shown_report.count(error) == 2, shown_report
+        assert words().crashed_again(41, error) in shown_report
+    crashes_twice = check_parse_session_message(  # two alike are each still listed
+        lambda value: 1 / 0 if value == [] or value == "user" else None
+    )
+    assert repr(crashes_twice).count(error) == 2 and "也都抛出了" not in repr(crashes_twice)
+
+
 def test_an_answer_that_calls_the_function_it_should_write_fails_every_row() -> None:
     # `return parse_session_message(value)` would pass every row: it is the package's answer
     for answer in (calls_the_packages_parser, calls_the_parser_by_its_module):

@@ -60,6 +60,10 @@ def failed(report: CheckReport) -> list[str]:
     return [r.name for r in report.results if not r.passed]
 
 
+def names(report: CheckReport) -> list[str]:
+    return [r.name for r in report.results]
+
+
 # --- 04 context_units ---------------------------------------------------------------------
 
 
@@ -782,21 +786,22 @@ def test_a_record_that_appends_twice_shows_both_sides_in_full_or_names_what_they
     )
 
 
-def test_a_record_that_asks_if_the_path_is_truthy_fails_a_falsy_real_path_and_is_told() -> None:
-    # the chapter's "sessionPath 存在时" is `is not None`: a real session path may be falsy
+def test_a_record_that_asks_if_the_path_is_truthy_passes_with_a_note() -> None:
+    # the chapter writes `if (options.sessionPath)`: asking the path's truthiness is its own
+    # test, so it passes; a note says what `is not None` adds (a falsy path object that is real)
     def truthy(messages: list[Message], session_path: PathLike | None, message: Message) -> None:
         messages.append(message)
         if session_path:
             append_session(session_path, message)
 
     report = check_record(truthy)
-    assert failed(report) == [words().record_case_falsy_path]
-    assert report.results[-1].detail.endswith("：" + words().record_truthy_path)
-    assert "is not None" in words().record_truthy_path
-    assert check_record(disk_first).results[-1].passed  # is not None, disk first: it writes
-    assert not any(
-        words().record_truthy_path in r.detail for r in check_record(buggy.seeded_record).results
-    )
+    assert failed(report) == [] and words().record_case_falsy_path not in names(report)
+    assert words().record_truthy_path in report.notes and "is not None" in report.notes[-1]
+    falsy = check_record(disk_first)  # is not None, disk first: the falsy path is written
+    assert names(falsy)[-1] == words().record_case_falsy_path and falsy.results[-1].passed
+    assert words().record_truthy_path not in falsy.notes
+    seeded = check_record(buggy.seeded_record)  # a bug elsewhere: the falsy case stays a case
+    assert words().record_truthy_path not in seeded.notes
 
 
 @pytest.mark.parametrize("name", [name for name, _ in buggy.WRONG_RECORDS])

@@ -16,6 +16,7 @@ from mini_agent import (
     trim_context,
 )
 from mini_agent.glosses import gloss, gloss_text
+from mini_agent.tools import Tool
 from teaching import glosses as notebook
 from teaching.errors import show_error
 
@@ -145,6 +146,29 @@ def test_the_message_constructors_type_errors_are_glossed() -> None:
     ]:
         shown = show_error(make, TypeError)
         assert shown.gloss is not None and meaning in shown.gloss
+
+
+@pytest.mark.parametrize(
+    ("arguments", "meaning"),
+    [
+        ({"context_max_chars": "700"}, "预算 context_max_chars 必须是整数"),  # 06's `demo.budget`
+        ({"max_turns": 2.0}, "max_turns 必须是整数，这里是 float"),
+        ({"max_turns": 0}, "max_turns 至少是 1，这里是 0"),
+        ({"prompt": 123}, "提示 prompt 必须是字符串，这里是 int"),
+        ({"prompt": None}, "要同时给出 session_path"),
+        ({"tools": [1]}, "tools 应当是 Tool 的列表"),
+        ({"tools": [Tool("read", "读文件", lambda _: "")] * 2}, "工具名不能重复"),
+        ({"session_path": 3}, "session_path 应当是路径"),
+        ({}, "剧本用完了：第 1 次请求没有写好的回答（剧本只有 0 轮）"),
+    ],
+)
+def test_every_refusal_of_run_agent_is_glossed(arguments: dict[str, object], meaning: str) -> None:
+    # v5's review: `demo.budget = '700'` in 06 showed run_agent's TypeError with no 释义
+    from mini_agent import ScriptedClient, run_agent
+
+    call = {"prompt": "hi", "client": ScriptedClient([]), **arguments}
+    shown = show_error(lambda: run_agent(**call), Exception)  # type: ignore[arg-type]
+    assert shown.gloss is not None and meaning in shown.gloss, shown
 
 
 def test_an_exercise_report_glosses_the_errors_it_quotes() -> None:

@@ -134,12 +134,13 @@ def test_trim_view_error_draws_only_the_unit_that_cannot_fit() -> None:
 
 @pytest.mark.parametrize("budget", [400.5, "400", True])
 def test_trim_view_shows_a_budget_that_is_no_int_with_its_meaning(budget: object) -> None:
-    # 00 invites the reader to change TrimView(messages, 60): 400.5 is shown, not raised
+    # 00 invites the reader to change TrimView(messages, 60): 400.5 is shown, not raised, and
+    # as typed: "400" between quotes, not as the number 400
     view = TrimView(history(), budget)  # type: ignore[arg-type]
     assert view.kept is None and view.failure is None
     name = type(budget).__name__
     assert view.summary() == (
-        f"预算 {budget} 字符：max_chars must be an int, not {name}\n释义：预算必须是整数，这里是 {name}"
+        f"预算 {budget!r} 字符：max_chars must be an int, not {name}\n释义：预算必须是整数，这里是 {name}"
     )
     html = view._repr_html_()
     assert "比预算还大" not in html and "border-radius:6px" not in html  # no unit is about it
