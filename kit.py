@@ -314,12 +314,26 @@ def env_python(env: Path) -> Path:
     return env / "Scripts" / "python.exe" if os.name == "nt" else env / "bin" / "python"
 
 
+# IPython reads `<sys.prefix>/etc/ipython/ipython_kernel_config.py` in every kernel of that
+# environment: the 释义 are on before a notebook's first cell runs (a restart, then a cell below)
+KERNEL_CONFIG = (
+    "# kit.py 写的：这个环境里的每个内核一启动就装上本包的“释义”（和 import teaching 一样），\n"
+    "# 重启内核后先运行下面的单元格，NameError 也有中文说明。\n"
+    'c.InteractiveShellApp.exec_lines = ["import teaching as _teaching", "del _teaching"]\n'
+)
+
+
 def ensure_env(env: Path, extras: Sequence[str]) -> Path:
-    """The environment's Python, created and brought up to date with pyproject.toml first."""
+    """The environment's Python, created and brought up to date with pyproject.toml first;
+    with the notebooks, its kernels load `teaching` when they start (`KERNEL_CONFIG`)."""
     python = env_python(env)
     project = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     wanted = f"{project} {','.join(extras)}\n"
     stamp = env / STAMP
+    config = env / "etc" / "ipython" / "ipython_kernel_config.py"
+    if python.exists() and "notebooks" in extras:
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(KERNEL_CONFIG, encoding="utf-8")
     if python.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted:
         return python
     if not python.exists():
@@ -336,7 +350,7 @@ def ensure_env(env: Path, extras: Sequence[str]) -> Path:
     if subprocess.run(pip, cwd=ROOT, check=False).returncode != 0:
         sys.exit(f"kit: pip 没能把 {spec} 装进 {env.name}/（见上文）")
     stamp.write_text(wanted, encoding="utf-8")
-    return python
+    return ensure_env(env, extras)  # now that it exists: its kernel config
 
 
 def ensure_pyodide() -> None:

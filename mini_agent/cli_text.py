@@ -51,8 +51,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     ),
     "show": (
         "逐条列出消息（或加 --units：一致单元）",
-        "列出 FILE 的每条消息和它的字符数（本章的 JSON.stringify(message).length，\n"
-        "不是文件的字节数）；加 --units，则列出 trim_context 整个保留或整个丢弃的\n"
+        "列出 FILE 的每条消息和它的字符数（本章量的 JSON.stringify 长度，不是\n"
+        "文件的字节数）；加 --units，则列出 trim_context 整个保留或整个丢弃的\n"
         "一致单元。",
     ),
     "trim": (

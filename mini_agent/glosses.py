@@ -76,7 +76,7 @@ REPAIR_REASONS = table(r"""
 line (\d+) is damaged, not only the torn last line (\d+) => 第 \1 行坏了，坏的不只是写到一半的最后一行（第 \2 行）
 line (\d+), the last line, is damaged but complete: it ends with its newline, which a torn write never does => 最后一行（第 \1 行）坏了，却是完整的：它以换行结尾，写到一半的行不会这样
 line (\d+) is damaged, and it is not the last line => 第 \1 行坏了，而它不是最后一行
-line (\d+) is not plain UTF-8 => 第 \1 行不是纯 UTF-8（是别的编码，或者开头有 BOM）
+line (\d+) is not plain UTF-8 => 第 \1 行读不成纯 UTF-8：是 GBK 之类的别的编码，或者开头多了 BOM（记事本的“带有 BOM 的 UTF-8”）
 """)
 _NOT_TORN_LINE = re.compile(r"the last line (\d+) is not a torn record: (.*)", re.S)
 NOT_TORN = table(r"""

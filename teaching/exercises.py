@@ -700,7 +700,10 @@ def _parse_why(
         isinstance(c, dict) and "input" in c and c["input"] is None for c in calls
     )
     if value is None and expected == ("value", expected[1]) and expected[1] and null_input:
-        return w.input_may_be_null  # `.get("input") is not None`: the key's value, not the key
+        objects = [{**c, "input": {}} if isinstance(c, dict) else c for c in calls or ()]
+        kind, message = outcome_of(answer, {**given, "toolCalls": objects})
+        if kind == "value" and message is not None:  # with {} for null it makes the message
+            return w.input_may_be_null  # `.get("input") is not None`: the key's value, not the key
     if _holds_dicts(value) and (expected[0] == "value" and expected[1] is not None):
         return w.message_as_dict
     if isinstance(value, ToolMessage) and type(value.is_error) is int:
@@ -1928,9 +1931,9 @@ def check_record(record: Record) -> CheckReport:
         truthy = not falsy.passed and results[0].passed  # only the path's truthiness differs
         if not truthy:  # the chapter's own `if (options.sessionPath)`: a note, not a FAIL
             results.append(falsy)
-    notes = (RECORD_CHAPTER_ORDER_NOTE,) if memory_ahead else ()
-    notes += (w.record_truthy_path,) if truthy else ()
-    return CheckReport("record", tuple(results), notes)
+    notes = [RECORD_CHAPTER_ORDER_NOTE] if memory_ahead else []
+    notes += [w.record_truthy_path] if truthy else []
+    return CheckReport("record", tuple(results), tuple(notes))
 
 
 def _replay(

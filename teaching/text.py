@@ -326,7 +326,7 @@ class Words(ListingWords):
         "你写的 if session_path: 和本章的 if (options.sessionPath) 一样，按真假判断，算对。"
         "本包写 if session_path is not None:，问的是“有没有给路径”：PEP 8 建议和 None 比较用 "
         "is / is not；一个路径对象可以定义 __len__ 或 __bool__，是假值却真能写（检查器试过这样一个"
-        "路径：你的 record 没有写盘）；空字符串 \"\" 本包直接拒绝，不会悄悄当成没有会话"
+        '路径：你的 record 没有写盘）；空字符串 "" 本包直接拒绝，不会悄悄当成没有会话'
     )
     record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
 

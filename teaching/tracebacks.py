@@ -2,7 +2,8 @@
 it, and when the kit can explain it (the gloss `show_error` and the command line give), the
 `释义：` line follows; below the reader's own frames, the kit's are left out (`%tb` shows all).
 
-Registered once, by `import teaching` in an IPython kernel (every notebook imports it), through
+Registered once, by `import teaching` in an IPython kernel (every notebook imports it; in the
+environments `kit.py` builds, every kernel imports it as it starts: `kit.KERNEL_CONFIG`), through
 IPython's documented hook `set_custom_exc`; outside IPython, in a shell without the hook, or one
 with a handler of its own, nothing happens. An error the kit cannot explain goes back to IPython's
 own display, untouched. Nothing in `mini_agent` knows of this.

@@ -264,7 +264,8 @@ def test_check_names_a_byte_order_mark_and_shows_it(tmp_path: Path) -> None:
     assert run.code == 1 and run.err == lines(
         "s.jsonl:1: invalid session JSON at line 1",
         "  本包补充：byte-order mark (U+FEFF) at column 1; save as UTF-8 without BOM",
-        "  释义：第 1 行不是合法的 JSON：第 1 列有字节顺序标记（BOM），请存成不带 BOM 的 UTF-8",
+        "  释义：第 1 行不是合法的 JSON：第 1 列有字节顺序标记（BOM），请存成不带 BOM 的 UTF-8"
+        "（记事本“另存为”时编码选“UTF-8”，不选“带有 BOM 的 UTF-8”）",
         '  1 | \\ufeff{"role":"user","content":"x"}',
     )
 
@@ -560,7 +561,9 @@ def test_repair_refuses_a_file_in_another_encoding_for_its_encoding_not_its_plac
     )
     refused = cli("repair", "s.jsonl", cwd=tmp_path).err.splitlines()[-1]
     assert refused == (
-        REFUSED + "第 1 行不是纯 UTF-8（是别的编码，或者开头有 BOM）" + ONLY_TORN
+        REFUSED
+        + "第 1 行读不成纯 UTF-8：是 GBK 之类的别的编码，或者开头多了 BOM（记事本的“带有 BOM 的 UTF-8”）"
+        + ONLY_TORN
         + "；是文件的编码不对：用编辑器打开，另存为不带 BOM 的 UTF-8；不要删行"
     )  # fmt: skip
 

@@ -1096,6 +1096,18 @@ def test_an_input_of_null_taken_for_a_missing_key_is_told_the_chapter_checks_the
     assert words().input_may_be_null in failed[0].detail
 
 
+def test_an_answer_with_no_assistant_branch_yet_is_not_told_about_a_null_input() -> None:
+    # review 8: with only the user branch written, the null-input case alone got the hint
+    def user_only(item: Any) -> Any:
+        user = isinstance(item, dict) and item.get("role") == "user"
+        return (
+            UserMessage(item["content"]) if user and isinstance(item.get("content"), str) else None
+        )
+
+    told = [r.detail for r in check_parse_session_message(user_only).results if not r.passed]
+    assert told and not any(words().input_may_be_null in detail for detail in told)
+
+
 def test_calling_the_answer_inside_ones_own_except_is_told_in_a_note() -> None:
     # a third reader: `try: return parse_session_message(value) except Exception: return None`
     # got ten bare FAILs, since its except swallowed the CalledTheAnswer

@@ -254,6 +254,18 @@ INVITATIONS = [
         ],
         ["发出 6 条消息，687 字符", "（预算 700）；预算过小报错"],
     ),
+    (  # too small for the first question itself: no request at all (review 8: the cut line 2
+        # was shorter than the 40 characters it was cut to, and the demo of a bad line raised)
+        "06",
+        "nb06-08",
+        "demo.budget = 700",
+        "demo.budget = 60",
+        [
+            "SessionFormatError: invalid session JSON at line 2\n  本包补充：",
+            "第一次运行一次也没请求模型（预算 60 连提问都装不下）；预算过小报错",
+        ],
+        ["（预算 700）；预算过小报错", "NoErrorRaised"],
+    ),
 ]
 
 
@@ -284,6 +296,20 @@ def test_a_changed_value_flows_into_the_later_cells(
     assert [text for text in shows if text not in later] == []
     assert [text for text in gone if text in later] == []
     assert "Traceback" not in later
+
+
+@pytest.mark.parametrize("budget", [1, 60, 150, 330, 500, 1000, 5000])
+def test_any_budget_a_reader_types_into_06_runs_through(
+    budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # beyond the invited values above: each range a budget can fall in (no request, a request
+    # or two, every request, more than all) runs to the end with no error and no traceback
+    kernel_imports_this_checkout(monkeypatch)
+    (path,) = notebooks_named(("06",))
+    change = {"nb06-08": ("demo.budget = 700", f"demo.budget = {budget}")}
+    problems, notebook = execute(path, ("Run All",), change)
+    assert problems == []
+    assert "Traceback" not in shown_text([c for c in notebook.cells if c.cell_type == "code"])
 
 
 # A later cell first (issue 35): after a kernel restart a reader runs the import cell, then jumps

@@ -97,6 +97,30 @@ def test_08_prints_what_it_shows_in_the_lab_bench_environment(
     strict_nbval(bench_python, tmp_path, [ROOT / "notebooks" / BENCH_ONLY])
 
 
+def test_a_cell_run_before_the_first_after_a_restart_gets_its_gloss(
+    lab_python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # review 8: after a kernel restart, a cell below the first one met a bare NameError; the
+    # kit's kernels load `teaching` as they start (kit.KERNEL_CONFIG), before any cell
+    notebook = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]
+    notebook.cells = [nbformat.v4.new_code_cell('path = folder / "session.jsonl"')]  # type: ignore[no-untyped-call]
+    for name, value in kernel_env(lab_python, tmp_path, "kit-reader").items():
+        monkeypatch.setenv(name, value)
+    for name in ("PYTHONPATH", "VIRTUAL_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    client = NotebookClient(
+        notebook,
+        kernel_name="kit-reader",
+        timeout=120,
+        resources={"metadata": {"path": str(ROOT / "notebooks")}},
+    )
+    with pytest.raises(CellExecutionError) as raised:
+        client.execute()
+    assert raised.value.ename == "NameError"
+    shown = "\n".join(notebook.cells[0].outputs[0]["traceback"])
+    assert "释义：名字 folder 在这个内核里还没有定义：先运行上面的单元格" in shown, shown
+
+
 def test_08_in_the_lab_environment_says_in_chinese_what_to_run(
     lab_python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
