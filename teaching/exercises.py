@@ -1153,6 +1153,9 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
     # the folder as printed and inside a repr (where Windows' backslashes are doubled)
     hidden = [str(root) + os.sep, str(root)]
     hidden = [*(repr(text)[1:-1] for text in hidden), *hidden]
+    w = words()
+    zero = {w.line_numbers_from_one, w.line_zero}  # the answer numbers lines from 0
+    from_zero = any(reason in zero for r in report.results for _, reason in r.hints)
     results = []
     for result in report.results:
         detail = result.detail
@@ -1160,7 +1163,9 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             detail = detail.replace(text, "")
         result = replace(result, detail=detail)
         if not result.passed and result.name == _SPACES and skipped_spaces and not skips:
-            result = hinted(result, words().spaces_not_blank)
+            result = hinted(result, w.spaces_not_blank)
+        if result.passed and from_zero and result.name in _BLANK_THEN_BAD:
+            result = CheckResult(result.name, False, w.from_zero_by_chance)  # one blank line: -1
         results.append(result)
     return CheckReport(report.title, (*results, numbering))
 

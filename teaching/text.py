@@ -228,6 +228,10 @@ class Words(ListingWords):
         "行号比应当的少 1：行从 1 数起，和编辑器左边显示的一样；"
         "enumerate 默认从 0 数，写 enumerate(..., start=1)"
     )
+    from_zero_by_chance: str = (
+        "这一条是碰巧对上的：你的行号从 0 数（见上面几条），这里坏行前面正好有一个空行，"
+        "物理行号少 1 恰好等于照本章数非空行得到的行号。改成从 1 数之后，这一条照样通过"
+    )
     line_zero: str = (
         "没有第 0 行：行从 1 数起，和编辑器左边显示的一样，文件的第一行是第 1 行；"
         "enumerate 默认从 0 数，写 enumerate(..., start=1)"
