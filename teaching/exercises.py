@@ -443,6 +443,11 @@ DISCRIMINATION_CASES: tuple[tuple[str, str], ...] = (
     ("assistant 缺少 toolCalls", '{"role":"assistant","content":"x"}'),
     ("tool", '{"role":"tool","content":"ok","toolCallId":"a","isError":false}'),
     ("tool，错误结果", '{"role":"tool","content":"boom","toolCallId":"a","isError":true}'),
+    ("content 是空字符串也合法：查类型，不查真假", '{"role":"user","content":""}'),
+    (
+        "toolCallId 是空字符串也合法：查类型，不查真假",
+        '{"role":"tool","content":"x","toolCallId":"","isError":false}',
+    ),
     ("tool 缺少 toolCallId", '{"role":"tool","content":"x","isError":false}'),
     ("tool 缺少 isError", '{"role":"tool","content":"x","toolCallId":"a"}'),
     ("isError 是 0，不是布尔值", '{"role":"tool","content":"x","toolCallId":"a","isError":0}'),
@@ -699,6 +704,10 @@ def _parse_why(
     null_input = isinstance(calls, list) and any(
         isinstance(c, dict) and "input" in c and c["input"] is None for c in calls
     )
+    if value is None and expected[1] is not None and _filled(given) != given:
+        kind, message = outcome_of(answer, _filled(given))
+        if kind == "value" and message is not None:  # with "x" for each "" it makes the message
+            return w.empty_string_falsy
     if value is None and expected == ("value", expected[1]) and expected[1] and null_input:
         objects = [{**c, "input": {}} if isinstance(c, dict) else c for c in calls or ()]
         kind, message = outcome_of(answer, {**given, "toolCalls": objects})
@@ -716,6 +725,15 @@ def _parse_why(
     if isinstance(value, AssistantMessage) and isinstance(raw, (dict, str)):
         return w.calls_not_array  # iterated as if it were a list
     return ""
+
+
+def _filled(value: Any) -> Any:
+    """`value` with "x" for each empty string in it: what an answer that tests `if x:` accepts."""
+    if isinstance(value, dict):
+        return {key: _filled(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_filled(item) for item in value]
+    return "x" if value == "" else value
 
 
 @_reported
@@ -1147,6 +1165,9 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             lambda expected, got, chapter: _load_why(expected, got, chapter, skips),
         )
         numbering = _one_numbering(fn, [args for name, args in cases if name in _BLANK_THEN_BAD])
+        nan = root / "nan.jsonl"  # json.loads reads NaN, JSON.parse does not: noted, not counted
+        nan.write_bytes(b'{"role":"user","content":"x","n":NaN}\n')
+        reads_nan = outcome_of(fn, nan)[0] == "value"
         # the line of spaces read back as no message: it was skipped as a blank line
         (spaces,) = [args for name, args in cases if name == _SPACES]
         skipped_spaces = outcome_of(fn, *spaces)[0] == "value"
@@ -1167,7 +1188,9 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         if result.passed and from_zero and result.name in _BLANK_THEN_BAD:
             result = CheckResult(result.name, False, w.from_zero_by_chance)  # one blank line: -1
         results.append(result)
-    return CheckReport(report.title, (*results, numbering))
+    passed = numbering.passed and all(result.passed for result in results)
+    notes = (w.load_reads_nan,) if reads_nan and passed else ()  # once the rest is right
+    return CheckReport(report.title, (*results, numbering), (*report.notes, *notes))
 
 
 def _one_numbering(fn: Callable[[Any], Any], cases: Sequence[tuple[Any, ...]]) -> CheckResult:
@@ -1432,6 +1455,8 @@ def _trim_why(
         kind, _, message = str(got[1]).partition(": ")
         if kind in _RAISED_ON_PURPOSE and message not in (SMALLEST_UNIT_TOO_BIG, EMPTY_CONTEXT):
             return w.trim_chapter_phrase
+        if EMPTY_CONTEXT in str(expected[1]) and message == SMALLEST_UNIT_TOO_BIG:
+            return w.empty_is_not_too_small
     return _kept_why(expected, got)
 
 
@@ -1483,6 +1508,9 @@ def _kept_why(expected: Outcome, got: Outcome) -> str:
     if len(ours) < len(theirs) <= len(history) and theirs == newest:  # more of the newest end
         return words().kept_too_much
     if len(ours) < len(theirs) and theirs[len(theirs) - len(ours) :] == ours:  # a gap before
+        return words().kept_skipping
+    older = len(history) - len(ours)  # where the chapter's kept messages begin
+    if any(m is kept for m in history[:older] for kept in theirs):  # past a unit that did not fit
         return words().kept_skipping
     same_messages = sorted(map(repr, theirs)) == sorted(map(repr, ours))
     return words().kept_out_of_order if same_messages else ""
@@ -1737,7 +1765,8 @@ def check_trim_context(
     both_results = _estimate_context_chars(picture[2:])
     short_question = UserMessage("q")
     skip_trap: list[Message] = [short_question, AssistantMessage("很长的回答" * 20), *picture]
-    skip_budget = whole + _estimate_context_chars([short_question])
+    # one more than the question and the picture: `>=` for `>` with a skip keeps the question too
+    skip_budget = whole + _estimate_context_chars([short_question]) + 1
     orphaned: list[Message] = [UserMessage("问"), _result("x")]
     orphan_only = _estimate_context_chars(orphaned[1:])
     cases: list[tuple[str, tuple[Any, ...]]] = [
@@ -1845,9 +1874,9 @@ def check_context_max_chars(max_chars: Any, *, smallest: bool = False) -> CheckR
         results.append(
             CheckResult(w.smallest_budget, max_chars == least, w.budget_vs_least(max_chars, least))
         )
-    # each request: what was on disk beside what was sent; in characters only once every case
-    # passes (before that, request 3's characters on disk are the answer)
-    notes, passed = [], all(result.passed for result in results)
+    # each request: what was on disk beside what was sent; in characters only once the least
+    # budget is found (before that, request 3's characters on disk are the answer)
+    notes, passed = [], smallest and all(result.passed for result in results)
     for number, request in enumerate(requests, start=1):
         disk, sent = request.disk, request.sent
         if passed:

@@ -51,12 +51,16 @@ def require_bench() -> None:
 
 
 def gloss_after_missing(error: BaseException) -> str | None:
-    """The 释义 of a NameError after `require_bench` said what is missing (08's later cells use
-    what its first cell would have imported and defined); `None` otherwise."""
-    if not isinstance(error, NameError) or not _said_missing:
+    """The 释义 of `require_bench`'s own error (its traceback then ends at the reader's cell), and
+    of a NameError after it (08's later cells use what its first cell would have imported and
+    defined); `None` otherwise."""
+    if not _said_missing:
+        return None
+    if isinstance(error, ModuleNotFoundError) and BENCH_COMMAND in str(error):
+        return f"08 要用的包没装：运行 {BENCH_COMMAND}，再从第一个单元格运行起"
+    if not isinstance(error, NameError):
         return None
     return (
-        f"第一个单元格已经说明：当前环境里没有 {'、'.join(_said_missing)}，它在导入这些包之前就停下了，"
-        f"所以后面单元格用到的名字都没有定义。照第一个单元格说的做：关掉 JupyterLab，"
-        f"在仓库根目录运行 {BENCH_COMMAND}，再打开这本笔记本，从第一个单元格运行起"
+        f"第一个单元格已经说明缺少 {'、'.join(_said_missing)}：它在导入之前就停下了，这个名字"
+        f"没有定义。运行 {BENCH_COMMAND} 之后，从第一个单元格运行起"
     )

@@ -182,6 +182,11 @@ class Words(ListingWords):
         """The one line for the other `count` cases that called the answer too."""
         return f"另外 {count} 个用例同上：也都调用了练习要你写的那个函数，不再逐条列出"
 
+    empty_string_falsy: str = (
+        '空字符串 "" 也是字符串，这条消息合法：你用了真假判断（if x: 或 .get(...) 的真假），'
+        '而 "" 在 Python 里是假值。本章查的是类型（typeof x === "string"），写 isinstance(x, str)'
+    )
+
     calls_not_array: str = (
         'toolCalls 不是数组，你的函数却造出了一条 assistant：空对象 {} 和空字符串 "" 在 Python 里'
         "也能拿来 for 循环（一次也不走），于是成了“没有调用”。本章的 calls() 是 "
@@ -200,8 +205,9 @@ class Words(ListingWords):
         "（ToolCall.from_record(call) 从 dict 造一个）"
     )
     is_error_int: str = (
-        "isError 放过了整数：只查键在不在，或者写 isinstance(x, int)，都让 0、1 过了关（Python 的 bool "
-        '是 int 的子类）；查布尔值要写 isinstance(x, bool)（本章的 typeof item.isError === "boolean"）'
+        "isError 放过了整数：只查键在不在、写 isinstance(x, int)、写 x in (True, False)，都让 0、1 "
+        "过了关（Python 的 bool 是 int 的子类，0 == False、1 == True）；查布尔值要写 "
+        'isinstance(x, bool)（本章的 typeof item.isError === "boolean"）'
     )
     calls_every: str = (
         "你只查了第一项：后面那一项单独交给你的函数时被拒绝了，跟在合格的第一项后面却过了关。"
@@ -227,6 +233,11 @@ class Words(ListingWords):
     line_numbers_from_one: str = (
         "行号比应当的少 1：行从 1 数起，和编辑器左边显示的一样；"
         "enumerate 默认从 0 数，写 enumerate(..., start=1)"
+    )
+    load_reads_nan: str = (
+        '另外：你的 load_session 读进了带 NaN 的一行（{"n":NaN}）。json.loads 默认接受 NaN、'
+        "Infinity，本章的 JSON.parse 不接受，会报 invalid session JSON；本包照本章拒绝。"
+        "要一样，写 json.loads(line, parse_constant=...) 让它抛错。这一处不计较"
     )
     from_zero_by_chance: str = (
         "这一条是碰巧对上的：你的行号从 0 数（见上面几条），这里坏行前面正好有一个空行，"
@@ -314,7 +325,10 @@ class Words(ListingWords):
         if budget == least:
             return ""
         if budget > least:
-            return "还有更小的预算也做得到"
+            return (
+                "还有更小的预算也做得到：最小的预算正好装下第 3 次请求之前内存里的全部消息，"
+                "把那几条消息的字符数加起来（每条再加 1 个分隔符）"
+            )
         return (
             "这个预算装不下提问连同它后面的全部消息：第 3 次请求要带着提问，就得带上内存里的每一条"
         )
@@ -400,7 +414,7 @@ class Words(ListingWords):
     )
 
     units_two_messages: str = (
-        "有个单元只拿了 assistant 和这条结果两条，夹在中间的消息（比如 tool a）丢了：本章切的是"
+        "有个单元只拿了 assistant 和这条结果两条，夹在它们中间的消息（别的结果，或者一条 user）丢了：本章切的是"
         "从 assistant 到当前 tool 的整段 slice，“成组的是一整趟往返，不是刚好两条消息”"
     )
 
@@ -430,6 +444,12 @@ class Words(ListingWords):
             "kept)，换行已经算在里面，别再加一次；json.dumps 默认在逗号和冒号后加空格、把中文写成 "
             "\\uXXXX，都会多量。比较用 > max_chars 才算装不下"
         )
+
+    empty_is_not_too_small: str = (
+        "历史是空的：一个单元也没有，谈不上“最新的单元装不下”。本章在循环之后再查一次 "
+        "kept.length === 0，抛的是 context budget cannot be empty；kept 为空时的 throw 写在循环里、"
+        "碰到第一个装不下的单元时才抛"
+    )
 
     kept_skipping: str = (
         "跳过了装不下的单元，又去装更早、更小的：本章遇到第一个装不下的单元就停（kept 非空时 break，"

@@ -489,10 +489,10 @@ def test_an_answer_that_raises_one_same_error_everywhere_is_shown_once_then_in_o
     # v5's review: `lambda v: 1/0` gave 42 near-identical FAIL lines
     report = check_parse_session_message(lambda value: 1 / 0)
     error = "ZeroDivisionError: division by zero"
-    assert len(report.results) == 42 and not any(r.passed for r in report.results)
+    assert len(report.results) == 44 and not any(r.passed for r in report.results)
     for shown_report in (repr(report), report._repr_html_()):
         assert shown_report.count("FAIL") == 2 and shown_report.count(error) == 2, shown_report
-        assert words().crashed_again(41, error) in shown_report
+        assert words().crashed_again(43, error) in shown_report
     crashes_twice = check_parse_session_message(  # two alike are each still listed
         lambda value: 1 / 0 if value == [] or value == "user" else None
     )
@@ -762,6 +762,20 @@ def test_a_record_line_that_writes_nan_is_told_any_exception_will_do() -> None:
 # --- 03 load_session -------------------------------------------------------------------------
 
 
+def refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # as JSON.parse: NaN and Infinity are not JSON
+
+
+def test_an_answer_that_reads_nan_gets_a_note_not_a_fail() -> None:
+    # review 11: json.loads reads NaN, which the chapter's JSON.parse refuses
+    assert words().load_reads_nan not in check_load_session(reader_load).notes
+    noted = check_load_session(lambda path: reader_load(path, "reads NaN"))
+    assert noted.ok and words().load_reads_nan in noted.notes
+    assert "parse_constant" in words().load_reads_nan and "不计较" in words().load_reads_nan
+    starter = check_load_session(lambda path: reader_load(path, "reads NaN") + [1])  # type: ignore[list-item]
+    assert not starter.ok and starter.notes == ()  # not before the cases pass: not a FAIL's noise
+
+
 def reader_load(path: Path, mistake: str = "") -> list[Message]:
     """A reader's load_session: physical lines, blank lines skipped, the chapter's phrases."""
     try:
@@ -790,7 +804,8 @@ def reader_load(path: Path, mistake: str = "") -> list[Message]:
         if mistake == "zero-based":
             number -= 1
         try:
-            value = json.loads(line)
+            refuse = None if mistake == "reads NaN" else refuse_constant
+            value = json.loads(line, parse_constant=refuse)
         except ValueError as err:
             if mistake == "bad lines skipped":
                 continue
@@ -1107,6 +1122,27 @@ def test_an_answer_with_no_assistant_branch_yet_is_not_told_about_a_null_input()
 
     told = [r.detail for r in check_parse_session_message(user_only).results if not r.passed]
     assert told and not any(words().input_may_be_null in detail for detail in told)
+
+
+def test_an_answer_that_tests_strings_for_truth_is_told_an_empty_string_is_a_string() -> None:
+    # review 10: `if not item.get("toolCallId")` passed every case; now "" cases fail, named
+    def truthy(item: Any) -> Any:
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
+            return None
+        if item.get("role") == "user" and item["content"]:
+            return UserMessage(item["content"])
+        if item.get("role") == "tool" and item.get("toolCallId") and item.get("isError") in (0, 1):
+            return ToolMessage(item["toolCallId"], item["content"], item["isError"])
+        return parse_session_message(item) if item.get("role") == "assistant" else None
+
+    report = check_parse_session_message(truthy)
+    told = {r.name.split("(")[-1].rstrip(")"): r.detail for r in report.results if not r.passed}
+    for name in (
+        "content 是空字符串也合法：查类型，不查真假",
+        "toolCallId 是空字符串也合法：查类型，不查真假",
+    ):
+        assert told[name].endswith(words().empty_string_falsy), told
+    assert "isinstance(x, str)" in words().empty_string_falsy
 
 
 def test_calling_the_answer_inside_ones_own_except_is_told_in_a_note() -> None:

@@ -4,6 +4,7 @@ every plausible wrong answer."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -649,6 +650,25 @@ def test_a_unit_inserted_whole_or_measured_alone_is_told_what_the_chapter_does()
     assert not any(words().kept_too_much in r.detail for r in skipping.results)
 
 
+def test_a_skipping_trim_with_greater_or_equal_fails_the_stop_case_and_is_told() -> None:
+    # review 11: `>=` and `continue` together kept exactly the chapter's units in the stop case
+    def both(messages: Sequence[Message], max_chars: int) -> list[Message]:
+        kept: list[Message] = []
+        for unit in reversed(context_units(messages)):
+            if estimate_context_chars(unit + kept) >= max_chars:
+                continue
+            kept = unit + kept
+        if not kept:
+            raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
+        return kept
+
+    told = {r.name: r.detail for r in check_trim_context(both).results if not r.passed}
+    assert "遇到第一个装不下的单元就停，不跳过" in told
+    skipped = [name for name, detail in told.items() if words().kept_skipping in detail]
+    assert "预算恰好等于最新的单元（比较用 >：刚好等于也装得下）" in skipped, told
+    assert told["没有可发的：预算不能为空"].endswith(words().empty_is_not_too_small)
+
+
 def test_a_skipping_trim_fails_the_stop_case() -> None:
     report = check_trim_context(lambda m, n: reader_trim(m, n, "skip what does not fit"))
     assert "遇到第一个装不下的单元就停，不跳过" in failed(report)
@@ -674,7 +694,16 @@ def test_every_wrong_budget_fails(wrong: Any) -> None:
 def test_a_budget_above_the_least_fails_only_when_the_least_is_asked_for() -> None:
     report = check_context_max_chars(751, smallest=True)
     assert [r.passed for r in report.results] == [True, False]
-    assert report.results[1].detail == "还有更小的预算也做得到"
+    assert report.results[1].detail.startswith("还有更小的预算也做得到：最小的预算正好装下")
+    assert "750" not in repr(report).replace("= 751", "")  # review 10: no characters to copy
+
+
+def test_a_budget_far_above_the_least_does_not_show_the_answer_before_the_least_is_found() -> None:
+    # review 10: 100000 passed the first check, whose notes then listed request 3's 750
+    for smallest in (False, True):
+        shown = repr(check_context_max_chars(100_000, smallest=smallest))
+        assert "750" not in shown and not re.search(r"\d 字符", shown), shown
+    assert "750 字符" in repr(check_context_max_chars(750, smallest=True))
 
 
 def test_a_wrong_budget_lists_what_each_request_sent_but_not_the_characters() -> None:

@@ -171,6 +171,23 @@ def test_every_refusal_of_run_agent_is_glossed(arguments: dict[str, object], mea
     assert shown.gloss is not None and meaning in shown.gloss, shown
 
 
+@pytest.mark.parametrize(
+    ("messages", "meaning"),
+    [
+        ("s.jsonl", "先用 load_session(路径) 读出消息"),  # review 10: a path for the messages
+        ([{"role": "user", "content": "x"}], "是 dict：先把它变成消息对象"),
+        (["x"], "列表里要放 UserMessage、AssistantMessage、ToolMessage"),  # review 11: no dict
+    ],
+)
+def test_messages_that_are_not_messages_are_told_what_to_pass(
+    messages: object, meaning: str
+) -> None:
+    from mini_agent import trim_context
+
+    shown = show_error(lambda: trim_context(messages, 500), TypeError)  # type: ignore[arg-type]
+    assert shown.gloss is not None and meaning in shown.gloss, shown.gloss
+
+
 def test_an_exercise_report_glosses_the_errors_it_quotes() -> None:
     from mini_agent import ToolMessage
     from teaching.exercises import check_parse_session_message

@@ -521,3 +521,12 @@ def test_the_readers_file_browser_holds_the_readers_files_only() -> None:
     others = sorted(p.name for p in files if p.suffix != ".ipynb" and p.name != "cheatsheet.md")
     assert others == []
     assert SANITIZE.is_file() and SANITIZE.parent.name == "tests"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_each_notebook_opens_with_its_number_and_title(path: Path) -> None:
+    # review 10: an edit of 01's first cell had dropped its `# 01 …` heading
+    first = load(path)["cells"][0]
+    number = path.name.split("_")[0]
+    assert first["cell_type"] == "markdown"
+    assert "".join(first["source"]).startswith(f"# {number} "), path.name

@@ -197,10 +197,12 @@ def test_notebook_08s_later_cells_say_in_chinese_why_a_name_is_missing(
     monkeypatch.setitem(extras.BENCH_IMPORTS, "no-such-package", "no_such_package_for_08")
     first = ipython.run("from teaching.extras import require_bench\nrequire_bench()")
     assert "ModuleNotFoundError: 这本笔记本（08，本章之外）要用 no-such-package" in first
-    assert "释义" not in first  # the first cell's own Chinese, as it was
+    # review 11: its traceback showed the kit's own raise; now it ends at the reader's cell
+    assert "释义：08 要用的包没装：运行 python kit.py lab --bench" in first
+    assert "extras.py" not in first and "本包内部的" in first
     later = ipython.run("random_history(3)")
     assert "NameError: name 'random_history' is not defined" in later
-    assert "释义：第一个单元格已经说明：当前环境里没有 no-such-package" in later
+    assert "释义：第一个单元格已经说明缺少 no-such-package" in later
     assert "还没有定义" not in later  # 08's own reason, not the generic one
     assert extras.BENCH_COMMAND in later
 
