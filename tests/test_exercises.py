@@ -772,7 +772,7 @@ def test_an_answer_that_reads_nan_gets_a_note_not_a_fail() -> None:
     noted = check_load_session(lambda path: reader_load(path, "reads NaN"))
     assert noted.ok and words().load_reads_nan in noted.notes
     assert "parse_constant" in words().load_reads_nan and "不计较" in words().load_reads_nan
-    starter = check_load_session(lambda path: reader_load(path, "reads NaN") + [1])  # type: ignore[list-item]
+    starter = check_load_session(lambda path: [*reader_load(path, "reads NaN"), 1])
     assert not starter.ok and starter.notes == ()  # not before the cases pass: not a FAIL's noise
 
 
