@@ -139,7 +139,7 @@ def collect_reply(events: Iterable[StreamEvent]) -> tuple[AssistantMessage, list
 def check_arguments(
     prompt: object, tools: object, session_path: object, budget: object, max_turns: object
 ) -> None:
-    """Refuse a bad argument before anything is written (TypeScript refuses most when compiling)."""
+    """写下任何东西之前，先拒绝不对的参数（TypeScript 在编译时就拒绝了其中大多数）。"""
     if prompt is None and session_path is None:
         raise ValueError("prompt=None answers a session on disk: give session_path too")
     if prompt is not None and not isinstance(prompt, str):
@@ -160,7 +160,7 @@ def check_arguments(
 
 
 def check_resumable(messages: Sequence[Message], session_path: object) -> None:
-    """`prompt=None` answers the session on disk: refuse one that holds nothing to answer."""
+    """`prompt=None` 回答磁盘上的会话：会话里没有可回答的东西时拒绝。"""
     if not messages:
         raise ValueError(f"prompt=None: the session {session_path} is empty; give a prompt")
     last = messages[-1]
@@ -172,8 +172,8 @@ def check_resumable(messages: Sequence[Message], session_path: object) -> None:
 
 
 def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
-    """An error result for each call of the last assistant that no later result answers:
-    what a stopped run (Ctrl-C, a refused result, a killed process) leaves open."""
+    """最后一个 assistant 的调用里，后面没有结果回答的，各补一条出错的结果：被打断的运行
+    （Ctrl-C、被拒绝写入的结果、被杀掉的进程）留下的未完成调用。"""
     end = len(messages)
     while end > 0 and isinstance(messages[end - 1], ToolMessage):
         end -= 1
@@ -184,9 +184,9 @@ def interrupted_results(messages: Sequence[Message]) -> list[ToolMessage]:
 
 
 def closed_for_request(messages: Sequence[Message]) -> Sequence[Message]:
-    """`messages` as a provider accepts them, in the request only: each call no result answers
-    right after its assistant gets an `INTERRUPTED` result there; a result that answers no call
-    of the assistant just before it is left out. The file keeps what was written."""
+    """按模型服务接受的样子整理 `messages`，只用于这一次请求：assistant 之后没有结果回答的
+    调用，在请求里补一条 `INTERRUPTED` 结果；不回答它前面那个 assistant 任何调用的结果，不发。
+    文件里保留写下的原样。"""
     closed: list[Message] = []
     waiting: list[str] = []  # the calls of the last assistant not answered yet
     for message in [*messages, None]:  # None: the end, where open calls close too

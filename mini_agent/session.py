@@ -303,7 +303,7 @@ def record_line(message: Message) -> str:
 
 
 def message_line(message: Message) -> str:
-    """`JSON.stringify(message)`, refused (`ValueError`) when a load would not give it back."""
+    """`JSON.stringify(message)`；读回来不会是原样的消息，拒绝（`ValueError`）。"""
     strings_only = not (isinstance(message, AssistantMessage) and message.tool_calls)
     line, exact = stringify_exactly(to_record(message), known_plain=strings_only)
     if not exact and parse_session_message(parse(line)) != message:
