@@ -29,7 +29,7 @@ class ListingWords:
     unit = "单元 {}".format
     # budget, units kept/all, messages kept/all, characters used
     trim_summary = "预算 {} 字符：保留 {} 个单元、{} 条消息，用了 {} 字符".format
-    trim_error = "预算 {} 字符：{}".format
+    trim_error = "预算 {} 字符：\n{}".format  # the error alone on its line, as the chapter says it
     request = "第 {} 次请求".format
     request_said = "{}：磁盘上 {}；发出 {}{}".format  # request, on disk, sent, `（budget）`
 

@@ -406,8 +406,9 @@ def test_trim_reports_the_chapters_budget_error_once_and_the_budget_it_needs(
 ) -> None:
     run = cli("trim", "s.jsonl", "--max-chars", "100", cwd=session.parent)
     assert run.code == 1
-    assert run.out.splitlines()[:2] == [
-        "预算 100 字符：context budget cannot contain the smallest consistent message unit",
+    assert run.out.splitlines()[:3] == [
+        "预算 100 字符：",
+        "context budget cannot contain the smallest consistent message unit",  # alone on its line
         "释义：预算连最新的那个一致单元都装不下",
     ]
     # stderr adds what the listing lacks: the terminal shows the phrase and its 释义 once
@@ -425,7 +426,8 @@ def test_trim_of_an_empty_session_cannot_be_empty(tmp_path: Path) -> None:
     assert run == Run(
         1,
         lines(
-            "预算 100 字符：context budget cannot be empty",
+            "预算 100 字符：",
+            "context budget cannot be empty",
             "释义：裁剪后一个单元也没有，上下文不能为空",
         ),
         lines("s.jsonl: 会话里没有消息：多大的预算都装不出一个不空的上下文"),
@@ -779,7 +781,7 @@ def test_the_cli_speaks_chinese_apart_from_what_it_quotes(
     # the chapter's phrases stay verbatim; an error reported with one has its 释义 under it
     # (a bad line: after the kit's detail, marked as the kit's)
     shown = "".join(samples.values()).splitlines()
-    for error in ("bad.jsonl:5: invalid session record at line 5", "预算 10 字符：context budget cannot",
+    for error in ("bad.jsonl:5: invalid session record at line 5", "context budget cannot contain",
                   "e.jsonl: context budget cannot", "python -m mini_agent: 操作系统报错：."):  # fmt: skip
         at = next(i for i, line in enumerate(shown) if line.startswith(error))
         at += shown[at + 1].startswith(f"  {KIT_DETAIL}：")

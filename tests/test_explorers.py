@@ -204,8 +204,9 @@ def test_budget_slider_stops_at_the_first_unit_that_does_not_fit() -> None:
 def test_budget_slider_shows_the_chapters_error_below_the_newest_unit() -> None:
     explorer = BudgetExplorer()
     explorer.slider.value = 72  # the newest unit takes 73
-    assert explorer.summary.splitlines()[:2] == [
-        "预算 72 字符：context budget cannot contain the smallest consistent message unit",
+    assert explorer.summary.splitlines()[:3] == [
+        "预算 72 字符：",
+        "context budget cannot contain the smallest consistent message unit",
         "释义：预算连最新的那个一致单元都装不下",  # the chapter's English, and its gloss
     ]
     assert palette().error in explorer.view.value
@@ -282,7 +283,7 @@ def test_an_empty_session_steps_nowhere_and_has_no_context() -> None:
     assert stepper.summary == "开始：index=-1，units = []"
     budget = BudgetExplorer([])
     assert budget.summary == (
-        "预算 1 字符：context budget cannot be empty\n释义：裁剪后一个单元也没有，上下文不能为空"
+        "预算 1 字符：\ncontext budget cannot be empty\n释义：裁剪后一个单元也没有，上下文不能为空"
     )
 
 

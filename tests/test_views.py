@@ -115,7 +115,7 @@ def test_trim_view_shows_the_chapters_error_when_nothing_fits() -> None:
     assert view.kept is None
     assert view.failure is not None and view.failure.needed == 310  # the newest unit
     assert view.summary() == (
-        "预算 100 字符：context budget cannot contain the smallest consistent message unit\n"
+        "预算 100 字符：\ncontext budget cannot contain the smallest consistent message unit\n"
         "释义：预算连最新的那个一致单元都装不下"
     )
     html = view._repr_html_()
@@ -140,7 +140,7 @@ def test_trim_view_shows_a_budget_that_is_no_int_with_its_meaning(budget: object
     assert view.kept is None and view.failure is None
     name = type(budget).__name__
     assert view.summary() == (
-        f"预算 {budget!r} 字符：max_chars must be an int, not {name}\n释义：预算必须是整数，这里是 {name}"
+        f"预算 {budget!r} 字符：\nmax_chars must be an int, not {name}\n释义：预算必须是整数，这里是 {name}"
     )
     html = view._repr_html_()
     assert "比预算还大" not in html and "border-radius:6px" not in html  # no unit is about it
