@@ -1110,6 +1110,8 @@ def _load_why(expected: Outcome, got: Outcome, chapter: Outcome, skips: bool = F
         return w.line_numbers_from_one
     if note := _lone_cr_why(expected, got, skips):
         return note
+    if got[0] == "value" and isinstance(got[1], list) and None in got[1]:
+        return w.none_in_messages  # parse_session_message's None appended, not raised
     if skips and wanted[0] is not None and got[0] == "value" and isinstance(got[1], list):
         return w.bad_line_skipped
     return ""
@@ -1241,6 +1243,10 @@ def _unit_cases() -> list[tuple[str, list[Message]]]:
         (
             "完整一轮之后的孤立结果",
             [UserMessage("问"), _read("a"), _result("a"), _result("zz")],
+        ),
+        (
+            "最近的 assistant 不是声明者：比对 id，接着往前找",
+            [UserMessage("问"), _read("a"), _read("b"), _result("a")],
         ),
         (
             "夹在 assistant 和结果之间的消息被一起划进单元",
@@ -1420,6 +1426,10 @@ def _units_why(expected: Outcome, got: Outcome, mistakes: Collection[str] = ()) 
         ]:
             return "；".join(said)
     present = {id(message) for unit in theirs for message in unit}
+    if len(present) < sum(len(unit) for unit in theirs):  # a message in two units
+        return words().units_overlap
+    if any(_undeclared(unit) for unit in theirs):
+        return words().units_wrong_declarer
     whole = [unit for unit in ours if len(unit) >= 2 and unit not in theirs]
     if any(unit[:-1] in theirs and id(unit[-1]) not in present for unit in whole):
         return words().units_slice_end  # messages[j:i] for messages[j:i + 1]: the result lost
@@ -1431,6 +1441,15 @@ def _units_why(expected: Outcome, got: Outcome, mistakes: Collection[str] = ()) 
     ):
         return words().units_two_messages  # what lay between them lost
     return ""
+
+
+def _undeclared(unit: list[Any]) -> bool:
+    """A unit that opens with an assistant and holds a result none of its calls declares."""
+    first = unit[0] if unit else None
+    if not isinstance(first, AssistantMessage):
+        return False
+    ids = {call.id for call in first.tool_calls}
+    return any(isinstance(m, ToolMessage) and m.tool_call_id not in ids for m in unit[1:])
 
 
 _RAISED_ON_PURPOSE = {"ContextBudgetError", "ValueError", "RuntimeError", "Exception"}
@@ -1486,10 +1505,22 @@ def _measured_extra(function: Callable[..., Any]) -> int | None:
     return None
 
 
+def _splits_a_unit(kept: Any) -> bool:
+    """`kept` (a `_shown` answer) holds a message of some unit of its history but not all of it."""
+    history = getattr(kept, "history", None)
+    if history is None or not isinstance(kept, list):
+        return False
+    held = {id(message) for message in kept if not isinstance(message, list)}
+    units = _context_units(list(history))
+    return any(0 < sum(id(m) in held for m in unit) < len(unit) for unit in units)
+
+
 def _kept_why(expected: Outcome, got: Outcome) -> str:
     """What a FAIL of `trim_context` adds: a unit inserted whole (`kept.insert(0, unit)`), more
     kept than the chapter keeps (each unit measured alone, not with `kept`), or the right
     messages out of order (`kept + unit` for `unit + kept`)."""
+    if got[0] == "value" and _splits_a_unit(got[1]):
+        return words().kept_split_unit  # message by message, as the chapter's table rejects
     if expected[0] == "error" and got[0] == "value":
         return (
             words().should_throw
@@ -1767,6 +1798,8 @@ def check_trim_context(
     skip_trap: list[Message] = [short_question, AssistantMessage("很长的回答" * 20), *picture]
     # one more than the question and the picture: `>=` for `>` with a skip keeps the question too
     skip_budget = whole + _estimate_context_chars([short_question]) + 1
+    thanks: list[Message] = [*picture, UserMessage("谢谢"), AssistantMessage("不客气")]
+    half_unit = _estimate_context_chars(thanks[3:])  # tool b and the last two: not a unit
     orphaned: list[Message] = [UserMessage("问"), _result("x")]
     orphan_only = _estimate_context_chars(orphaned[1:])
     cases: list[tuple[str, tuple[Any, ...]]] = [
@@ -1779,6 +1812,7 @@ def check_trim_context(
             (picture, both_results),
         ),
         ("差一个字符装不下最新的单元：报错", (picture, newest_unit - 1)),
+        ("预算停在一个单元中间：整个丢掉它，不留半个", (thanks, half_unit)),
         ("预算 1", (picture, 1)),
         ("没有可发的：预算不能为空", ([], 100)),
         ("孤立结果可以单独保留", (orphaned, orphan_only)),
@@ -1963,8 +1997,8 @@ def check_record(record: Record) -> CheckReport:
         falsy = _replay(w.record_case_falsy_path, record, [], folder / "c.jsonl", first,
                         given=CountedSession(folder / "c.jsonl"))  # fmt: skip
         truthy = not falsy.passed and results[0].passed  # only the path's truthiness differs
-        if not truthy:  # the chapter's own `if (options.sessionPath)`: a note, not a FAIL
-            results.append(falsy)
+        # the chapter's own `if (options.sessionPath)`: a PASS of its own name, and a note
+        results.append(CheckResult(w.record_case_falsy_chapter, True) if truthy else falsy)
     notes = [RECORD_CHAPTER_ORDER_NOTE] if memory_ahead else []
     notes += [w.record_truthy_path] if truthy else []
     return CheckReport("record", tuple(results), tuple(notes))

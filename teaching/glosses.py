@@ -18,6 +18,7 @@ refusing to append this (\w+) message: it would not load back unchanged => 拒�
 'NoneType' object is not subscriptable => 对 None 取下标：没有先确认它是对象
 '(list|str|int|float|bool|NoneType)' object has no attribute 'get' => 对 \1 调用了 .get：它不是对象（dict），先用 isinstance(value, dict) 确认（JavaScript 里 value.role 只会得到 undefined）
 list indices must be integers or slices, not str => 用字符串给数组取下标：没有先确认它是对象
+argument of type '(\w+)' is not iterable => 对 \1 用了 in：它不是对象（dict），先用 isinstance(item, dict) 确认（本章的 record(item)）
 (\w+)\.(\w+) must be a str, not (\w+) => 构造 \1 时，\2 必须是字符串，这里是 \3；本包的消息构造函数会检查类型（本章的对象字面量不查：在 TypeScript 里这会悄悄返回一条坏消息）
 (\w+)\.(\w+) must be a bool, not (\w+) => 构造 \1 时，\2 必须是布尔值，这里是 \3；本包的消息构造函数会检查类型（本章的对象字面量不查：在 TypeScript 里这会悄悄返回一条坏消息）
 AssistantMessage\.tool_calls must be a sequence of ToolCall, not (\w+) => 构造 AssistantMessage 时，tool_calls 必须是 ToolCall 的序列，这里是 \1

@@ -234,6 +234,11 @@ class Words(ListingWords):
         "行号比应当的少 1：行从 1 数起，和编辑器左边显示的一样；"
         "enumerate 默认从 0 数，写 enumerate(..., start=1)"
     )
+    none_in_messages: str = (
+        "返回的列表里有 None：parse_session_message 判不出消息时返回 None，这时要抛错——"
+        "本章是“loadSession 的 map 里，它拿到 undefined 才抛 invalid session record at line N”，"
+        "不能把 None 放进消息列表"
+    )
     load_reads_nan: str = (
         '另外：你的 load_session 读进了带 NaN 的一行（{"n":NaN}）。json.loads 默认接受 NaN、'
         "Infinity，本章的 JSON.parse 不接受，会报 invalid session JSON；本包照本章拒绝。"
@@ -327,7 +332,7 @@ class Words(ListingWords):
         if budget > least:
             return (
                 "还有更小的预算也做得到：最小的预算正好装下第 3 次请求之前内存里的全部消息，"
-                "把那几条消息的字符数加起来（每条再加 1 个分隔符）"
+                "把那几条消息右边一列的字符数加起来（右列已经含着每条的分隔符 +1，不用再加）"
             )
         return (
             "这个预算装不下提问连同它后面的全部消息：第 3 次请求要带着提问，就得带上内存里的每一条"
@@ -339,6 +344,9 @@ class Words(ListingWords):
     record_case_without_path: str = "没有 session_path：只记在内存里"
     record_case_falsy_path: str = (
         "session_path 是个假值，却是真的会话文件（新会话时 len() 为 0）：照样写盘"
+    )
+    record_case_falsy_chapter: str = (
+        "session_path 是个假值的会话文件：你照本章按真假判断，没有写盘，也算对（见上面的说明）"
     )
     record_truthy_path: str = (
         "你写的 if session_path: 和本章的 if (options.sessionPath) 一样，按真假判断，算对。"
@@ -413,6 +421,17 @@ class Words(ListingWords):
         "本章写的是 messages.slice(assistantIndex, index + 1)，Python 里是 messages[j:i + 1]"
     )
 
+    units_overlap: str = (
+        "同一条消息出现在好几个单元里：成组之后，扫描要跳到这个 assistant 之前——本章写 "
+        "index = assistantIndex - 1，不是 index -= 1；否则往回走时又会把 assistant 和它后面的"
+        "消息再分一次组"
+    )
+    units_wrong_declarer: str = (
+        "有个单元把一条结果归给了没有声明它的 assistant：往前找声明者时要比对 id——本章写 "
+        "calls.some((call) => call.id === message.toolCallId)，不是遇到第一个 assistant 就停；"
+        "找不到声明者的孤立结果自己成一个单元"
+    )
+
     units_two_messages: str = (
         "有个单元只拿了 assistant 和这条结果两条，夹在它们中间的消息（别的结果，或者一条 user）丢了：本章切的是"
         "从 assistant 到当前 tool 的整段 slice，“成组的是一整趟往返，不是刚好两条消息”"
@@ -444,6 +463,12 @@ class Words(ListingWords):
             "kept)，换行已经算在里面，别再加一次；json.dumps 默认在逗号和冒号后加空格、把中文写成 "
             "\\uXXXX，都会多量。比较用 > max_chars 才算装不下"
         )
+
+    kept_split_unit: str = (
+        "你把一致单元拆开了：留下的消息里有半个单元（比如结果留下了，声明它的 assistant 没留下）。"
+        "要按 context_units 切出的单元整个装、整个丢，不是一条条消息地装——本章的裁剪粒度表里，"
+        "“逐条消息”正是被放弃的那一行：会留下没有请求的结果"
+    )
 
     empty_is_not_too_small: str = (
         "历史是空的：一个单元也没有，谈不上“最新的单元装不下”。本章在循环之后再查一次 "

@@ -36,8 +36,8 @@ def reports(shell: object, cell: str) -> list[str]:
 
 def test_two_checks_in_one_cell_show_both_reports(shell: object) -> None:
     assert reports(shell, "check(answer)\ncheck(answer, linear=True)") == [
-        "context_units：12 个用例，通过 12 个",
         "context_units：13 个用例，通过 13 个",
+        "context_units：14 个用例，通过 14 个",
     ]
 
 

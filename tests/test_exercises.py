@@ -766,6 +766,16 @@ def refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # as JSON.parse: NaN and Infinity are not JSON
 
 
+def test_an_answer_that_appends_the_parsers_none_is_told_to_raise() -> None:
+    # review 12: `messages.append(parse_session_message(value))` got no reason
+    def appends_none(path: Path) -> list[Any]:
+        text = path.read_bytes().decode("utf-8") if path.is_file() else ""
+        return [parse_session_message(json.loads(line)) for line in text.split("\n") if line]
+
+    told = [d for d in details(check_load_session(appends_none)).values() if "None" in d]
+    assert told and all(d.endswith(words().none_in_messages) for d in told)
+
+
 def test_an_answer_that_reads_nan_gets_a_note_not_a_fail() -> None:
     # review 11: json.loads reads NaN, which the chapter's JSON.parse refuses
     assert words().load_reads_nan not in check_load_session(reader_load).notes

@@ -266,6 +266,16 @@ def test_the_demos_read_tool_errors_are_glossed() -> None:
         assert shown.gloss == f"释义：{meaning}"
 
 
+def test_in_on_a_value_that_is_not_an_object_is_glossed() -> None:
+    # review 13: `"id" in c` on a null item of toolCalls, in 01's exercise
+    meaning = notebook.gloss_text("argument of type 'NoneType' is not iterable")
+    assert (
+        meaning is not None
+        and meaning.startswith("对 NoneType 用了 in")
+        and "record(item)" in meaning
+    )
+
+
 def test_get_on_a_value_that_is_not_an_object_is_glossed() -> None:
     # a reader's parser that calls value.get(...) before checking it is a dict (01's exercise)
     for kind in ("list", "str", "int", "NoneType"):
