@@ -280,6 +280,13 @@ def test_a_checker_case_added_leaves_90_stale_and_the_quick_tier_names_the_comma
     assert f"{REGENERATE} notebooks/90_solutions.ipynb" in said
 
 
+def test_the_guide_quotes_the_message_with_todays_number_of_cases() -> None:
+    # the quoted failure names 04's cases before and after the example's one more
+    count = len(teaching.exercises._unit_cases())
+    quoted = f"stored 'context_units：{count} 个用例，通过 {count} 个', now 'context_units：{count + 1} 个用例"
+    assert quoted in ADAPTING.read_text(encoding="utf-8")
+
+
 def test_the_guide_gives_one_command_for_each_adaptation() -> None:
     guide = ADAPTING.read_text(encoding="utf-8")
     for fact in (
