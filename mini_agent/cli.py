@@ -253,7 +253,8 @@ def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | No
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_PROBLEM
     except OSError as err:
-        lead = text.REFUSED_FILE if isinstance(err, REFUSALS) else text.OS_ERROR
+        refused = isinstance(err, REFUSALS) or err.filename == ""  # the kit's refusal
+        lead = text.REFUSED_FILE if refused else text.OS_ERROR
         detail = visible(str(err))
         if err.filename is not None and err.strerror:
             detail = f"{visible(str(err.filename) or repr(err.filename))}: {visible(err.strerror)}"

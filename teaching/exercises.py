@@ -697,21 +697,24 @@ def _parse_why(
         return w.leaning_on_constructors
     if _first_call_only(value, answer):
         return w.calls_every
+    raised = str(got[1]).partition(":")[0] if got[0] == "error" else ""
+    if expected == ("value", None) and raised in _RAISED_ON_PURPOSE:  # on purpose: no crash
+        return w.parser_never_raises
     if got[0] != "value":
         return ""
     given, value = value, got[1]
     calls = given.get("toolCalls") if isinstance(given, dict) else None
-    null_input = isinstance(calls, list) and any(
-        isinstance(c, dict) and "input" in c and c["input"] is None for c in calls
+    odd_input = isinstance(calls, list) and any(  # null, a number: any JSON, not only objects
+        isinstance(c, dict) and "input" in c and not isinstance(c["input"], dict) for c in calls
     )
     if value is None and expected[1] is not None and _filled(given) != given:
         kind, message = outcome_of(answer, _filled(given))
         if kind == "value" and message is not None:  # with "x" for each "" it makes the message
             return w.empty_string_falsy
-    if value is None and expected == ("value", expected[1]) and expected[1] and null_input:
+    if value is None and expected == ("value", expected[1]) and expected[1] and odd_input:
         objects = [{**c, "input": {}} if isinstance(c, dict) else c for c in calls or ()]
         kind, message = outcome_of(answer, {**given, "toolCalls": objects})
-        if kind == "value" and message is not None:  # with {} for null it makes the message
+        if kind == "value" and message is not None:  # with {} for each input it makes the message
             return w.input_may_be_null  # `.get("input") is not None`: the key's value, not the key
     if _holds_dicts(value) and (expected[0] == "value" and expected[1] is not None):
         return w.message_as_dict
@@ -1126,7 +1129,7 @@ def _lone_cr_why(expected: Outcome, got: Outcome, skips: bool = False) -> str:
     if split_at_cr and line_one:
         return words().lone_carriage_return
     held = expected[0] == "value" and any("\u2028" in m.content for m in expected[1])
-    split_at_u2028 = got[0] == "error" and INVALID_JSON in str(got[1])
+    split_at_u2028 = got[0] == "error" and f"{INVALID_JSON} 1:" in f"{got[1]}:"  # its first half
     if skips and got[0] == "value" and isinstance(got[1], list):  # its halves skipped
         split_at_u2028 = not any("\u2028" in getattr(m, "content", "") for m in got[1])
     return words().split_at_u2028 if held and split_at_u2028 else ""
@@ -1167,6 +1170,7 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
             lambda expected, got, chapter: _load_why(expected, got, chapter, skips),
         )
         numbering = _one_numbering(fn, [args for name, args in cases if name in _BLANK_THEN_BAD])
+        blank_met = {name for name, (path,) in cases if _stops_at_a_blank_line(fn, path)}
         nan = root / "nan.jsonl"  # json.loads reads NaN, JSON.parse does not: noted, not counted
         nan.write_bytes(b'{"role":"user","content":"x","n":NaN}\n')
         reads_nan = outcome_of(fn, nan)[0] == "value"
@@ -1187,12 +1191,23 @@ def check_load_session(fn: Callable[[Any], Any]) -> CheckReport:
         result = replace(result, detail=detail)
         if not result.passed and result.name == _SPACES and skipped_spaces and not skips:
             result = hinted(result, w.spaces_not_blank)
+        if not result.passed and result.name in blank_met and not result.hints:
+            result = hinted(result, w.blank_line_not_skipped)
         if result.passed and from_zero and result.name in _BLANK_THEN_BAD:
             result = CheckResult(result.name, False, w.from_zero_by_chance)  # one blank line: -1
         results.append(result)
     passed = numbering.passed and all(result.passed for result in results)
     notes = (w.load_reads_nan,) if reads_nan and passed else ()  # once the rest is right
     return CheckReport(report.title, (*results, numbering), (*report.notes, *notes))
+
+
+def _stops_at_a_blank_line(fn: Callable[[Any], Any], path: Path) -> bool:
+    """The answer refuses an empty line of the file at `path` as JSON (no `filter(Boolean)`)."""
+    said = _phrase_and_line(outcome_of(fn, path))
+    if said is None or said[0] != INVALID_JSON or not path.is_file():
+        return False
+    lines = path.read_bytes().split(b"\n")
+    return 0 < said[1] <= len(lines) and lines[said[1] - 1] == b""
 
 
 def _one_numbering(fn: Callable[[Any], Any], cases: Sequence[tuple[Any, ...]]) -> CheckResult:
@@ -1711,8 +1726,10 @@ def _with_form_notes(results: list[CheckResult], forms: dict[int, list[str]]) ->
     3 spaces and none), and bytes and spaces both add 36 to the chapter's picture."""
     fitting = [name for name, _ in words().estimate_forms if forms
                and all(name in fits for fits in forms.values())]  # fmt: skip
-    if not fitting:
-        return results
+    if not fitting:  # several slips at once (or another way to count): the list to go through
+        checklist = words().estimate_checklist
+        return [hinted(r, checklist) if i in forms and not r.hints else r
+                for i, r in enumerate(results)]  # fmt: skip
     note = dict(words().estimate_forms)[fitting[0]]
     return [hinted(r, note) if index in forms else r for index, r in enumerate(results)]
 
@@ -1768,7 +1785,7 @@ def check_estimate_context_chars(function: Callable[[Sequence[Message]], Any]) -
             )
             if counted and value in (lines, points) and count:
                 result = hinted(result, w.no_separator)
-            if counted:
+            if counted and value > 0:  # an attempt (the starter's 0 is none): what explains it
                 forms[len(results)] = _forms_of(history, lines, value, allowed)
         if in_code_points:
             # like with like: the reader's separators, counted in UTF-16 units

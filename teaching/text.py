@@ -155,8 +155,8 @@ class Words(ListingWords):
         "坏消息：照本章，每一项检查要你自己写在判别里"
     )
     input_may_be_null: str = (
-        'input 可以是任意 JSON，包括 null：本章查的是 "input" in item（键在就行），不看它的值；'
-        '写 .get("input") is not None 或者真假判断，就把 null 当成了缺失'
+        'input 可以是任意 JSON，包括 null、数字：本章查的是 "input" in item（键在就行），不看它的值；'
+        '写 .get("input") is not None、真假判断或 isinstance(..., dict)，就把合法的 input 拒之门外'
     )
     called_the_answer: str = (
         "你的函数调用了练习要你自己写的那个函数（本包的，名字见上）："
@@ -233,6 +233,15 @@ class Words(ListingWords):
     line_numbers_from_one: str = (
         "行号比应当的少 1：行从 1 数起，和编辑器左边显示的一样；"
         "enumerate 默认从 0 数，写 enumerate(..., start=1)"
+    )
+    blank_line_not_skipped: str = (
+        '你的函数把一个空行当成了坏 JSON：本章的 split("\\n").filter(Boolean) 会扔掉空行；'
+        'Python 的 split("\\n") 也会在文件末尾的 \\n 之后留下一个空字符串 ""，'
+        "所以要写 if not line: continue"
+    )
+    parser_never_raises: str = (
+        "parse_session_message 只判别，从不抛错：判不出消息就返回 None（本章返回 undefined）。"
+        "抛错、带上行号，是 load_session 的事——本章把“这行是什么”和“这行坏了怎么办”分开"
     )
     none_in_messages: str = (
         "返回的列表里有 None：parse_session_message 判不出消息时返回 None，这时要抛错——"
@@ -349,10 +358,10 @@ class Words(ListingWords):
         "session_path 是个假值的会话文件：你照本章按真假判断，没有写盘，也算对（见上面的说明）"
     )
     record_truthy_path: str = (
-        "你写的 if session_path: 和本章的 if (options.sessionPath) 一样，按真假判断，算对。"
-        "本包写 if session_path is not None:，问的是“有没有给路径”：PEP 8 建议和 None 比较用 "
-        "is / is not；一个路径对象可以定义 __len__ 或 __bool__，是假值却真能写（检查器试过这样一个"
-        '路径：你的 record 没有写盘）；空字符串 "" 本包直接拒绝，不会悄悄当成没有会话'
+        "你写的 if session_path: 和本章的 if (options.sessionPath) 一样按真假判断，所以最后那个用例"
+        "照本章判为通过。但要知道它的代价：一个路径对象可以定义 __len__ 或 __bool__，是假值却真能写，"
+        "检查器给的就是这样一个路径，你的 record 没有往里写。本包因此写 if session_path is not None:"
+        '，问的是“有没有给路径”（PEP 8 也建议和 None 比较用 is / is not）；空字符串 "" 本包直接拒绝'
     )
     record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
 
@@ -464,6 +473,12 @@ class Words(ListingWords):
             "\\uXXXX，都会多量。比较用 > max_chars 才算装不下"
         )
 
+    estimate_checklist: str = (
+        "没有哪一种单一的写法能解释这些数，可能同时错了几处。逐项对一对：① 量的是每条消息写进文件的"
+        '那一行（to_record(m) 交给 json.dumps），不是 str(m)；② json.dumps 要写 separators=(",", '
+        '":") 和 ensure_ascii=False；③ 长度用 len，不是编码后的字节数；④ 分隔开销选本章的一种读法，'
+        "比如每条 1 个"
+    )
     kept_split_unit: str = (
         "你把一致单元拆开了：留下的消息里有半个单元（比如结果留下了，声明它的 assistant 没留下）。"
         "要按 context_units 切出的单元整个装、整个丢，不是一条条消息地装——本章的裁剪粒度表里，"

@@ -195,8 +195,8 @@ def test_an_empty_path_is_said_to_be_empty_not_a_missing_file(
 ) -> None:
     run = cli(*command, "", cwd=tmp_path)  # `check "$SESSION"` with the variable unset
     said = run.err.splitlines()  # repair too: Path("") is ".", the folder it runs in
-    assert run.code == 1 and said[0].endswith(
-        "操作系统报错：'': the path is empty: it names no file"
+    assert run.code == 1 and said[0].endswith(  # the kit's refusal, not the system's error
+        "拒绝使用这个文件：'': the path is empty: it names no file"
     )
     assert said[1:] == ["  释义：路径是空字符串：没有给出文件名"], run.err  # no "load_session → []"
 

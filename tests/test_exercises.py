@@ -766,6 +766,17 @@ def refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # as JSON.parse: NaN and Infinity are not JSON
 
 
+def test_an_answer_that_keeps_blank_lines_is_told_to_skip_them_not_about_u2028() -> None:
+    # review 14: without `if not line: continue`, the only hint was U+2028's, and wrong
+    told = details(check_load_session(lambda path: reader_load(path, "blank lines kept")))
+    blank = [
+        name for name, detail in told.items() if detail.endswith(words().blank_line_not_skipped)
+    ]
+    assert {"空文件：[]", "空行被跳过", "内容里有原样的 U+2028：只按 \\n 分行"} <= set(blank), told
+    assert not any(words().split_at_u2028 in detail for detail in told.values())
+    assert "if not line: continue" in words().blank_line_not_skipped
+
+
 def test_an_answer_that_appends_the_parsers_none_is_told_to_raise() -> None:
     # review 12: `messages.append(parse_session_message(value))` got no reason
     def appends_none(path: Path) -> list[Any]:
@@ -806,7 +817,7 @@ def reader_load(path: Path, mistake: str = "") -> list[Message]:
     for number, line in enumerate(lines, start=1):
         if mistake == "strip" and not line.strip():
             continue
-        if not line:
+        if not line and mistake != "blank lines kept":
             continue
         if mistake == "logical line numbers":  # the chapter's split("\n").filter(Boolean)
             number = sum(1 for earlier in lines[:number] if earlier)
@@ -1153,6 +1164,31 @@ def test_an_answer_that_tests_strings_for_truth_is_told_an_empty_string_is_a_str
     ):
         assert told[name].endswith(words().empty_string_falsy), told
     assert "isinstance(x, str)" in words().empty_string_falsy
+
+
+def test_a_parser_that_raises_is_told_it_only_tells_what_a_value_is() -> None:
+    # review 15: `raise ValueError("bad role")` for an unknown role got no reason
+    def raises(item: Any) -> Any:
+        if isinstance(item, dict) and item.get("role") not in ("user", "assistant", "tool"):
+            raise ValueError("bad role")
+        return None
+
+    told = [d for d in details(check_parse_session_message(raises)).values() if "bad role" in d]
+    assert told and all(d.endswith(words().parser_never_raises) for d in told)
+
+
+def test_an_input_required_to_be_an_object_is_told_any_json_will_do() -> None:
+    # review 14: isinstance(input, dict) failed "只查结构，不查含义" (input 1) with no reason
+    def object_inputs(item: Any) -> Any:
+        calls = item.get("toolCalls") if isinstance(item, dict) else None
+        if isinstance(calls, list) and any(
+            isinstance(c, dict) and not isinstance(c.get("input"), dict) for c in calls
+        ):
+            return None
+        return reader_parse(item)
+
+    told = details(check_parse_session_message(object_inputs))
+    assert len(told) == 2 and all(d.endswith(words().input_may_be_null) for d in told.values())
 
 
 def test_calling_the_answer_inside_ones_own_except_is_told_in_a_note() -> None:

@@ -441,6 +441,17 @@ def test_other_wrong_estimates_get_no_note_on_how_the_line_was_written() -> None
         assert not any(note in detail for note in forms for detail in details), mistake
 
 
+def test_several_slips_at_once_are_given_the_list_to_go_through() -> None:
+    # review 15: ASCII escapes and two separators each at once failed with numbers only
+    def two_slips(messages: Sequence[Message]) -> int:
+        return sum(len(json.dumps(to_record(m), separators=(",", ":"))) + 2 for m in messages)
+
+    told = [r.detail for r in check_estimate_context_chars(two_slips).results if not r.passed]
+    counted = [detail for detail in told if "message 4" not in detail]
+    assert counted and all(d.endswith("：" + words().estimate_checklist) for d in counted)
+    assert "ensure_ascii=False" in words().estimate_checklist
+
+
 # the chapter's JSON.stringify(message).length as JavaScript counts it: UTF-16 code units
 def utf16_length(message: Message) -> int:
     return len(record_line(message).encode("utf-16-le")) // 2
