@@ -1107,6 +1107,8 @@ def _load_why(expected: Outcome, got: Outcome, chapter: Outcome, skips: bool = F
         if not message.startswith((INVALID_JSON, INVALID_RECORD)):
             return w.chapter_phrase
     said = _phrase_and_line(got)
+    if said is not None and wanted[0] is not None and said[0] != wanted[0][0]:
+        return w.phrases_swapped  # the other layer's phrase: JSON for record, or record for JSON
     if said is not None and said[1] == 0:
         return w.line_zero
     if said is not None and any(want == (said[0], said[1] + 1) for want in wanted):
@@ -1115,8 +1117,9 @@ def _load_why(expected: Outcome, got: Outcome, chapter: Outcome, skips: bool = F
         return note
     if got[0] == "value" and isinstance(got[1], list) and None in got[1]:
         return w.none_in_messages  # parse_session_message's None appended, not raised
-    if skips and wanted[0] is not None and got[0] == "value" and isinstance(got[1], list):
-        return w.bad_line_skipped
+    record_skipped = wanted[0] is not None and wanted[0][0] == INVALID_RECORD  # a record, too
+    if (skips or record_skipped) and wanted[0] is not None and got[0] == "value":
+        return w.bad_line_skipped if isinstance(got[1], list) else ""
     return ""
 
 
@@ -2054,6 +2057,8 @@ def _replay(
                 )
                 if state is memory and memory == start:  # not one message more in memory
                     result = hinted(result, unchanged)
+                elif state == [*expected, message]:  # the message twice at the end
+                    result = hinted(result, w.record_twice(where))
                 return result
     return CheckResult(name, True)
 

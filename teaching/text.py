@@ -234,6 +234,10 @@ class Words(ListingWords):
         "行号比应当的少 1：行从 1 数起，和编辑器左边显示的一样；"
         "enumerate 默认从 0 数，写 enumerate(..., start=1)"
     )
+    phrases_swapped: str = (
+        "两层错误用了对方的短语：JSON.parse 解析不了的行是 invalid session JSON at line N，"
+        "JSON 合法、判别却不过的行才是 invalid session record at line N"
+    )
     blank_line_not_skipped: str = (
         '你的函数把一个空行当成了坏 JSON：本章的 split("\\n").filter(Boolean) 会扔掉空行；'
         'Python 的 split("\\n") 也会在文件末尾的 \\n 之后留下一个空字符串 ""，'
@@ -364,6 +368,9 @@ class Words(ListingWords):
         '，问的是“有没有给路径”（PEP 8 也建议和 None 比较用 is / is not）；空字符串 "" 本包直接拒绝'
     )
     record_case_failure: str = "写盘失败时把错误抛出去，内存也不多出这条消息"
+
+    def record_twice(self, where: str) -> str:
+        return f"{where}多了一份这条消息：一次 record 只记一次，是不是 append（或 append_session）调用了两遍？"
 
     def record_other_error(self, disk_error: str, raised: str) -> str:
         return (

@@ -777,6 +777,34 @@ def test_an_answer_that_keeps_blank_lines_is_told_to_skip_them_not_about_u2028()
     assert "if not line: continue" in words().blank_line_not_skipped
 
 
+def test_an_answer_that_gives_the_other_layers_phrase_is_told_which_is_which() -> None:
+    # review 16: a JSON error raised as `invalid session record` got no reason
+    told = details(check_load_session(lambda path: reader_load(path, "one phrase for both")))
+    assert told and all(d.endswith(words().phrases_swapped) for d in told.values()), told
+
+
+def test_an_answer_that_skips_only_bad_records_is_told_bad_lines_are_never_skipped() -> None:
+    # review 17: `continue` where the parser said None got no reason
+    def skips_records(path: Path) -> list[Message]:
+        text = path.read_bytes().decode("utf-8") if path.is_file() else ""
+        messages = []
+        for number, line in enumerate(text.split("\n"), start=1):
+            if not line:
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError as err:
+                raise ValueError(f"invalid session JSON at line {number}") from err
+            message = parse_session_message(value)
+            if message is not None:  # the mistake: a line that is no record, skipped
+                messages.append(message)
+        return messages
+
+    told = details(check_load_session(skips_records))
+    assert "第 2 行 assistant 缺少 toolCalls" in told
+    assert told["第 2 行 assistant 缺少 toolCalls"].endswith(words().bad_line_skipped)
+
+
 def test_an_answer_that_appends_the_parsers_none_is_told_to_raise() -> None:
     # review 12: `messages.append(parse_session_message(value))` got no reason
     def appends_none(path: Path) -> list[Any]:

@@ -818,8 +818,9 @@ def test_a_record_that_appends_twice_shows_both_sides_in_full_or_names_what_they
                 append_session(session_path, message)
 
     report = check_record(twice)
-    assert report.results[0].detail == (
-        "第 1 次 record（user）之后，磁盘上应当有 1 条 [#0 user]，实际有 2 条 [#0 user, #1 user]"
+    assert report.results[0].detail == (  # review 17: and what a second copy most likely means
+        "第 1 次 record（user）之后，磁盘上应当有 1 条 [#0 user]，实际有 2 条 [#0 user, #1 user]："
+        + words().record_twice("磁盘上")
     )
     assert words().record_differs(4, "tool c2", "磁盘上", ["a", "b", "c", "d"], list("abcdd")) == (
         "第 4 次 record（tool c2）之后，磁盘上应当有 4 条 [#0 到 #3 两边相同]，"
