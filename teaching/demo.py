@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from mini_agent import cli, cli_text
+from mini_agent import cli, cli_text, glosses
 from mini_agent.agent import run_agent
 from mini_agent.cli_text import positive_int
 from mini_agent.context import ContextBudgetError, context_units, estimate_context_chars
@@ -146,15 +146,24 @@ def smallest_budget() -> int:
     return needed
 
 
+def session_file(value: str) -> Path:
+    """--session's argument: an empty one names no file (`Path("")` would be the folder `.`)."""
+    if value == "":
+        raise argparse.ArgumentTypeError(glosses.EMPTY_PATH)
+    return Path(value)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     budget = smallest_budget()
     parser.description = description(budget)
-    parser.add_argument("--session", required=True, metavar="FILE", help=SESSION_HELP)
+    parser.add_argument(
+        "--session", required=True, type=session_file, metavar="FILE", help=SESSION_HELP
+    )
     parser.add_argument("--max-chars", type=positive_int, metavar="N", help=budget_help(budget))
 
 
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.session)
+    path = args.session
     before = load_session(path)
     script = script_for(before)
     client = DiskWatchingClient(ScriptedClient(script.turns), path)

@@ -716,6 +716,10 @@ def _parse_why(
         kind, message = outcome_of(answer, {**given, "toolCalls": objects})
         if kind == "value" and message is not None:  # with {} for each input it makes the message
             return w.input_may_be_null  # `.get("input") is not None`: the key's value, not the key
+    roles = ("user", "assistant", "tool")
+    taken = value is not None and isinstance(given, dict) and given.get("role") not in roles
+    if expected == ("value", None) and taken:
+        return w.unknown_role_taken  # a fallback branch: what the chapter's 没有兜底 rules out
     if _holds_dicts(value) and (expected[0] == "value" and expected[1] is not None):
         return w.message_as_dict
     if isinstance(value, ToolMessage) and type(value.is_error) is int:

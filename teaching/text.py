@@ -243,6 +243,10 @@ class Words(ListingWords):
         'Python 的 split("\\n") 也会在文件末尾的 \\n 之后留下一个空字符串 ""，'
         "所以要写 if not line: continue"
     )
+    unknown_role_taken: str = (
+        "未知的 role 被你收成了一条消息：本章“没有兜底”——三个分支都不命中，就落到最后的 "
+        "return undefined（Python 里 return None），不能有一个把其他 role 当成 user 的默认分支"
+    )
     parser_never_raises: str = (
         "parse_session_message 只判别，从不抛错：判不出消息就返回 None（本章返回 undefined）。"
         "抛错、带上行号，是 load_session 的事——本章把“这行是什么”和“这行坏了怎么办”分开"

@@ -6,6 +6,7 @@ deterministic: no ids, no addresses, no timings.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -14,8 +15,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mini_agent.context import (
+    ContextBudgetError,
     context_units,
     estimate_context_chars,
+    trim_context,
 )
 from mini_agent.listing import (
     Row,
@@ -66,9 +69,19 @@ def _head(*names: str) -> str:
     return f"<thead><tr>{cells}</tr></thead>"
 
 
+def _refuse_no_messages(messages: object) -> None:
+    """Refuse what is no list of messages (a path, a str, dicts) as `trim_context` does, when
+    the view is made: its error and 释义 at once, not a traceback while the view is drawn."""
+    with contextlib.suppress(ContextBudgetError):
+        trim_context(messages, 1)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, repr=False)
 class SessionView(SessionListing):
     """A session's messages, one row each, with the characters each takes on disk."""
+
+    def __post_init__(self) -> None:
+        _refuse_no_messages(self.messages)
 
     def _repr_html_(self) -> str:
         w = words()
@@ -105,6 +118,7 @@ class UnitsView(UnitsListing):
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> UnitsView:
+        _refuse_no_messages(messages)
         return cls(context_units(messages))
 
     def _repr_html_(self) -> str:
@@ -132,6 +146,9 @@ class TrimView(TrimListing):
     """Count the dropped units in one line above the kept ones instead of drawing them (00's
     side-by-side view: the kept units, the ones the instructor points at, fit on a projector).
     The plain text still lists every unit."""
+
+    def __post_init__(self) -> None:
+        _refuse_no_messages(self.messages)
 
     @property
     def error(self) -> str | None:

@@ -105,6 +105,12 @@ def test_the_demos_smallest_budget_is_the_least_every_run_fits(
     assert failures and all(f"--max-chars 至少 {needed}" in err for err in failures)
 
 
+def test_demo_says_an_empty_session_path_is_empty_not_a_folder(tmp_path: Path) -> None:
+    # review 18: `--session ""` became Path("") = ".", and the demo called it a directory
+    run = demo_cli("--session", "", cwd=tmp_path)
+    assert run.code == 2 and "路径是空字符串：没有给出文件名" in run.err and "目录" not in run.err
+
+
 def test_demo_refuses_a_damaged_session(session: Path) -> None:
     session.write_bytes(session.read_bytes() + b"{oops}\n")
     run = demo_cli("--session", "s.jsonl", cwd=session.parent)

@@ -1194,6 +1194,18 @@ def test_an_answer_that_tests_strings_for_truth_is_told_an_empty_string_is_a_str
     assert "isinstance(x, str)" in words().empty_string_falsy
 
 
+def test_a_parser_with_a_fallback_branch_is_told_the_chapter_has_none() -> None:
+    # review 19: every unknown role taken as a user message got no reason
+    def fallback(item: Any) -> Any:
+        if isinstance(item, dict) and isinstance(item.get("content"), str):
+            return UserMessage(item["content"])  # any role, even "nope"
+        return UserMessage("x") if isinstance(item, list) else None  # not an object, taken too
+
+    told = details(check_parse_session_message(fallback))
+    roles = [d for name, d in told.items() if "未知 role" in name or "区分大小写" in name]
+    assert len(roles) == 3 and all(d.endswith(words().unknown_role_taken) for d in roles)
+
+
 def test_a_parser_that_raises_is_told_it_only_tells_what_a_value_is() -> None:
     # review 15: `raise ValueError("bad role")` for an unknown role got no reason
     def raises(item: Any) -> Any:

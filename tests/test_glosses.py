@@ -276,6 +276,14 @@ def test_in_on_a_value_that_is_not_an_object_is_glossed() -> None:
     )
 
 
+def test_a_none_path_and_a_string_indexed_by_a_string_are_glossed() -> None:
+    # review 19: 07's record without `is not None`, 01's value["role"] on "user"
+    none_path = notebook.gloss_text("expected str, bytes or os.PathLike object, not NoneType")
+    assert none_path is not None and "if session_path is not None" in none_path
+    indexed = notebook.gloss_text("string indices must be integers, not 'str'")
+    assert indexed is not None and "isinstance(value, dict)" in indexed
+
+
 def test_get_on_a_value_that_is_not_an_object_is_glossed() -> None:
     # a reader's parser that calls value.get(...) before checking it is a dict (01's exercise)
     for kind in ("list", "str", "int", "NoneType"):

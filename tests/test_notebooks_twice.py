@@ -230,6 +230,14 @@ INVITATIONS = [
         ["预算 400.5 字符：\nmax_chars must be an int, not float\n释义："],
         [],
     ),
+    (  # review 18: the cell below caught only the budget error; a str budget raised there
+        "00",
+        "cell-08",
+        "budget = 500",
+        'budget = "500"',
+        ["TypeError: max_chars must be an int, not str", "释义：预算必须是整数，这里是 str"],
+        [],
+    ),
     ("05", "nb05-15", "(2000,", "(800,", ["预算 800 字符：保留 4/4 个单元"], ["预算 2000"]),
     ("05", "nb05-15", "(2000,", "(100,", [f"预算 100 字符：\n{SMALLEST}\n释义："], ["预算 2000"]),
     ("05", "nb05-19", ", 800)", ", 1000)", ["预算 1000 字符：保留 5/10"], ["预算 800"]),
@@ -262,7 +270,7 @@ INVITATIONS = [
         "demo.budget = 60",
         [
             "SessionFormatError: invalid session JSON at line 2\n  本包补充：",
-            "第一次运行一次也没请求模型（预算 60 连提问都装不下）；预算过小报错",
+            "第一次运行一次也没请求模型（预算 60，报错见上）；预算过小报错",
         ],
         ["（预算 700）；预算过小报错", "NoErrorRaised"],
     ),
