@@ -1438,7 +1438,9 @@ def _units_why(expected: Outcome, got: Outcome, mistakes: Collection[str] = ()) 
     if "never" in mistakes and all(len(unit) == 1 for unit in theirs):
         return words().units_never_grouped
     history = getattr(got[1], "history", None)  # `_shown` keeps it beside the answer
-    if history is not None and theirs == units_earliest_declarer(history):
+    if history is not None and (
+        theirs == units_earliest_declarer(history) or _not_nearest(theirs, history)
+    ):
         return words().units_earliest_declarer
     if history is not None:  # only a mistake the answer makes, where it cuts this case
         cuts = (("adjacent", units_adjacent_only, words().units_adjacent_only),
@@ -1463,6 +1465,21 @@ def _units_why(expected: Outcome, got: Outcome, mistakes: Collection[str] = ()) 
     ):
         return words().units_two_messages  # what lay between them lost
     return ""
+
+
+def _not_nearest(units: list[list[Any]], history: Sequence[Message]) -> bool:
+    """A unit from an assistant to a result with a nearer assistant declaring the same id
+    between them: the declarer was searched from the start, not back from the result."""
+    where = {id(message): index for index, message in enumerate(history)}
+    for unit in units:
+        first, last = (unit[0], unit[-1]) if len(unit) >= 2 else (None, None)
+        if isinstance(first, AssistantMessage) and isinstance(last, ToolMessage):
+            start, end = where.get(id(first), -1), where.get(id(last), -1)
+            between = history[start + 1 : end] if 0 <= start < end else []
+            declarers = [m for m in between if isinstance(m, AssistantMessage)]
+            if any(call.id == last.tool_call_id for m in declarers for call in m.tool_calls):
+                return True
+    return False
 
 
 def _undeclared(unit: list[Any]) -> bool:

@@ -1133,6 +1133,27 @@ def test_a_declarer_found_without_comparing_ids_is_told_to_compare_them() -> Non
     assert "call.id === message.toolCallId" in words().units_wrong_declarer
 
 
+def test_the_earliest_declarer_taken_with_the_result_alone_is_told_to_search_back() -> None:
+    # reviews 18 and 19: [[#0 assistant(a), #4 tool a]] for a repeated id got no reason
+    def earliest_pair(messages: Sequence[Message]) -> Units:
+        units: Units = []
+        index = len(messages) - 1
+        while index >= 0:
+            message = messages[index]
+            if isinstance(message, ToolMessage):
+                found = [j for j in range(index) if declares(messages[j], message.tool_call_id)]
+                if found:
+                    units.insert(0, [messages[found[0]], message])
+                    index = found[0] - 1
+                    continue
+            units.insert(0, [message])
+            index -= 1
+        return units
+
+    told = {r.name: r.detail for r in check_context_units(earliest_pair).results if not r.passed}
+    assert told["重复的 id：最近的声明者胜出"].endswith(words().units_earliest_declarer)
+
+
 def test_a_scan_that_steps_one_back_after_a_unit_is_told_where_to_jump() -> None:
     # review 12: `index -= 1` after a unit put the assistant in several units, with no reason
     told = [r.detail for r in check_context_units(scan_with(jumps=False)).results if not r.passed]
