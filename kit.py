@@ -330,12 +330,19 @@ def ensure_env(env: Path, extras: Sequence[str]) -> Path:
     project = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     wanted = f"{project} {','.join(extras)}\n"
     stamp = env / STAMP
-    config = env / "etc" / "ipython" / "ipython_kernel_config.py"
-    if python.exists() and "notebooks" in extras:
+    current = python.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted
+    if not current:
+        install(env, python, extras)
+        stamp.write_text(wanted, encoding="utf-8")
+    if "notebooks" in extras:  # every time: an environment made before the config had none
+        config = env / "etc" / "ipython" / "ipython_kernel_config.py"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(KERNEL_CONFIG, encoding="utf-8")
-    if python.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted:
-        return python
+    return python
+
+
+def install(env: Path, python: Path, extras: Sequence[str]) -> None:
+    """Create `env` when it is missing, then pip-install the kit with `extras` into it."""
     if not python.exists():
         say(f"用 Python {sys.version.split()[0]}（{sys.executable}）创建 {env.name}/")
         made = subprocess.run([sys.executable, "-m", "venv", str(env)], check=False)
@@ -349,8 +356,6 @@ def ensure_env(env: Path, extras: Sequence[str]) -> Path:
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-e", spec]
     if subprocess.run(pip, cwd=ROOT, check=False).returncode != 0:
         sys.exit(f"kit: pip 没能把 {spec} 装进 {env.name}/（见上文）")
-    stamp.write_text(wanted, encoding="utf-8")
-    return ensure_env(env, extras)  # now that it exists: its kernel config
 
 
 def ensure_pyodide() -> None:

@@ -164,6 +164,8 @@ def reader_calls(raw: Any, mistake: str = "") -> tuple[ToolCall, ...] | None:
             return None
         if "input" not in item and mistake != "missing input is null":
             return None
+        if mistake == "input checked by value" and item["input"] is None:  # `.get() is not None`
+            return None
         calls.append(ToolCall(item["id"], item["name"], item.get("input")))
     if mistake == "only the first call checked":
         calls += [ToolCall(str(i.get("id")), str(i.get("name")), None) for i in raw[1:]]
@@ -1135,26 +1137,7 @@ def test_a_line_built_on_to_record_is_told_it_called_the_answer() -> None:
 def test_an_input_of_null_taken_for_a_missing_key_is_told_the_chapter_checks_the_key() -> None:
     # a third reader: `c.get("input") is not None` failed "input 可以是 null" with no reason
     def by_value(value: Any) -> Any:
-        item = value if isinstance(value, dict) else None
-        if item is None or not isinstance(item.get("role"), str):
-            return None
-        if not isinstance(item.get("content"), str):
-            return None
-        if item["role"] == "user":
-            return UserMessage(item["content"])
-        if item["role"] == "assistant":
-            calls = item.get("toolCalls")
-            if not isinstance(calls, list) or not all(
-                isinstance(c, dict) and isinstance(c.get("id"), str)
-                and isinstance(c.get("name"), str) and c.get("input") is not None
-                for c in calls
-            ):  # fmt: skip
-                return None
-            return AssistantMessage(item["content"], [ToolCall.from_record(c) for c in calls])
-        tool = item["role"] == "tool" and isinstance(item.get("toolCallId"), str)
-        if tool and isinstance(item.get("isError"), bool):
-            return ToolMessage(item["toolCallId"], item["content"], item["isError"])
-        return None
+        return reader_parse(value, "input checked by value")
 
     failed = [r for r in check_parse_session_message(by_value).results if not r.passed]
     assert [r.name.split("  ")[0] for r in failed] == ["toolCalls " + CALLS_CASES[0][1]]

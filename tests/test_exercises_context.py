@@ -1094,9 +1094,12 @@ def test_the_starter_that_groups_nothing_is_told_exactly_that() -> None:
     )
 
 
-def scan_with(matches_id: bool = True, jumps: bool = True) -> Callable[[Sequence[Message]], Units]:
+def scan_with(
+    matches_id: bool = True, jumps: bool = True, earliest_pair: bool = False
+) -> Callable[[Sequence[Message]], Units]:
     """The chapter's scan, its declarer found with or without comparing ids, and its index
-    after a unit set before the assistant or just one back."""
+    after a unit set before the assistant or just one back; with `earliest_pair`, the declarer
+    searched from the start and put in a unit with the result alone."""
 
     def scan(messages: Sequence[Message]) -> Units:
         units: Units = []
@@ -1104,14 +1107,16 @@ def scan_with(matches_id: bool = True, jumps: bool = True) -> Callable[[Sequence
         while index >= 0:
             message = messages[index]
             if isinstance(message, ToolMessage):
+                searched = range(index) if earliest_pair else range(index - 1, -1, -1)
                 found = [
                     i
-                    for i in range(index - 1, -1, -1)
+                    for i in searched
                     if isinstance(messages[i], AssistantMessage)
                     and (not matches_id or declares(messages[i], message.tool_call_id))
                 ]
                 if found:
-                    units.insert(0, list(messages[found[0] : index + 1]))
+                    whole = list(messages[found[0] : index + 1])
+                    units.insert(0, [whole[0], message] if earliest_pair else whole)
                     index = found[0] - 1 if jumps else index - 1
                     continue
             units.insert(0, [message])
@@ -1135,21 +1140,7 @@ def test_a_declarer_found_without_comparing_ids_is_told_to_compare_them() -> Non
 
 def test_the_earliest_declarer_taken_with_the_result_alone_is_told_to_search_back() -> None:
     # reviews 18 and 19: [[#0 assistant(a), #4 tool a]] for a repeated id got no reason
-    def earliest_pair(messages: Sequence[Message]) -> Units:
-        units: Units = []
-        index = len(messages) - 1
-        while index >= 0:
-            message = messages[index]
-            if isinstance(message, ToolMessage):
-                found = [j for j in range(index) if declares(messages[j], message.tool_call_id)]
-                if found:
-                    units.insert(0, [messages[found[0]], message])
-                    index = found[0] - 1
-                    continue
-            units.insert(0, [message])
-            index -= 1
-        return units
-
+    earliest_pair = scan_with(earliest_pair=True)
     told = {r.name: r.detail for r in check_context_units(earliest_pair).results if not r.passed}
     assert told["重复的 id：最近的声明者胜出"].endswith(words().units_earliest_declarer)
 
@@ -1161,11 +1152,17 @@ def test_a_scan_that_steps_one_back_after_a_unit_is_told_where_to_jump() -> None
     assert "index = assistantIndex - 1" in words().units_overlap
 
 
-def trim_with(fits: Callable[[int, int], bool], phrase: str = SMALLEST_UNIT_TOO_BIG) -> Any:
+def trim_with(
+    fits: Callable[[int, int], bool] = lambda chars, budget: chars <= budget,
+    phrase: str = SMALLEST_UNIT_TOO_BIG,
+    measure: Callable[[list[Message]], int] = estimate_context_chars,
+) -> Any:
+    """The chapter's loop with another comparison, phrase or way to count what is kept."""
+
     def trim(messages: Sequence[Message], max_chars: int) -> list[Message]:
         kept: list[Message] = []
         for unit in reversed(context_units(messages)):
-            if not fits(estimate_context_chars(unit + kept), max_chars):
+            if not fits(measure(unit + kept), max_chars):
                 if not kept:
                     raise ContextBudgetError(phrase)
                 break
@@ -1188,24 +1185,6 @@ def test_a_budget_exactly_full_refused_is_told_the_chapter_compares_with_greater
     )
 
 
-def measuring_with(measure: Callable[[list[Message]], int]) -> Any:
-    """The chapter's loop with another way to count a unit and what is kept."""
-
-    def trim(messages: Sequence[Message], max_chars: int) -> list[Message]:
-        kept: list[Message] = []
-        for unit in reversed(context_units(messages)):
-            if measure(unit + kept) > max_chars:
-                if not kept:
-                    raise ContextBudgetError(SMALLEST_UNIT_TOO_BIG)
-                break
-            kept = unit + kept
-        if not kept:
-            raise ContextBudgetError("context budget cannot be empty")
-        return kept
-
-    return trim
-
-
 @pytest.mark.parametrize(
     ("extra", "measure"),
     [
@@ -1219,7 +1198,7 @@ def test_an_answer_that_measures_more_than_the_chapter_is_told_by_how_much(
 ) -> None:
     # v5's review: counting a newline twice kept less than the chapter, and its first FAIL had no
     # reason while a one-message case was told `>=` (one more character was enough there)
-    report = check_trim_context(measuring_with(measure))
+    report = check_trim_context(trim_with(measure=measure))
     told = [r.detail for r in report.results if not r.passed]
     assert told and all("保留的比本章少" in d and "别写 >=" not in d for d in told), told
     assert f"字符多量了 {extra} 个" in told[0] and "estimate_context_chars(unit + kept)" in told[0]

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -97,14 +98,12 @@ def test_08_prints_what_it_shows_in_the_lab_bench_environment(
     strict_nbval(bench_python, tmp_path, [ROOT / "notebooks" / BENCH_ONLY])
 
 
-def test_a_cell_run_before_the_first_after_a_restart_gets_its_gloss(
-    lab_python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # review 8: after a kernel restart, a cell below the first one met a bare NameError; the
-    # kit's kernels load `teaching` as they start (kit.KERNEL_CONFIG), before any cell
-    notebook = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]
-    notebook.cells = [nbformat.v4.new_code_cell('path = folder / "session.jsonl"')]  # type: ignore[no-untyped-call]
-    for name, value in kernel_env(lab_python, tmp_path, "kit-reader").items():
+def first_error(
+    notebook: Any, python: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> CellExecutionError:
+    """Run `notebook` in a kernel of `python` (from notebooks/), as a reader's JupyterLab
+    would; the error its first failing cell raised (the test fails if none does)."""
+    for name, value in kernel_env(python, folder, "kit-reader").items():
         monkeypatch.setenv(name, value)
     for name in ("PYTHONPATH", "VIRTUAL_ENV"):
         monkeypatch.delenv(name, raising=False)
@@ -116,7 +115,17 @@ def test_a_cell_run_before_the_first_after_a_restart_gets_its_gloss(
     )
     with pytest.raises(CellExecutionError) as raised:
         client.execute()
-    assert raised.value.ename == "NameError"
+    return raised.value
+
+
+def test_a_cell_run_before_the_first_after_a_restart_gets_its_gloss(
+    lab_python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # review 8: after a kernel restart, a cell below the first one met a bare NameError; the
+    # kit's kernels load `teaching` as they start (kit.KERNEL_CONFIG), before any cell
+    notebook = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]
+    notebook.cells = [nbformat.v4.new_code_cell('path = folder / "session.jsonl"')]  # type: ignore[no-untyped-call]
+    assert first_error(notebook, lab_python, tmp_path, monkeypatch).ename == "NameError"
     shown = "\n".join(notebook.cells[0].outputs[0]["traceback"])
     assert "释义：名字 folder 在这个内核里还没有定义：先运行上面的单元格" in shown, shown
 
@@ -126,19 +135,7 @@ def test_08_in_the_lab_environment_says_in_chinese_what_to_run(
 ) -> None:
     notebook = nbformat.read(ROOT / "notebooks" / BENCH_ONLY, as_version=4)  # type: ignore[no-untyped-call]
     notebook.cells = [cell for cell in notebook.cells if cell.cell_type == "code"][:1]
-    for name, value in kernel_env(lab_python, tmp_path, "kit-reader").items():
-        monkeypatch.setenv(name, value)
-    for name in ("PYTHONPATH", "VIRTUAL_ENV"):
-        monkeypatch.delenv(name, raising=False)
-    client = NotebookClient(
-        notebook,
-        kernel_name="kit-reader",
-        timeout=120,
-        resources={"metadata": {"path": str(ROOT / "notebooks")}},
-    )
-    with pytest.raises(CellExecutionError) as raised:
-        client.execute()
-    error = raised.value
+    error = first_error(notebook, lab_python, tmp_path, monkeypatch)
     assert error.ename == "ModuleNotFoundError", error.evalue
     assert "python kit.py lab --bench" in error.evalue and "matplotlib" in error.evalue
     assert "当前环境里没有" in error.evalue
